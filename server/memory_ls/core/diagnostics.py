@@ -1,0 +1,250 @@
+"""Store diagnostics (SPEC 3.2) as plain data, shared by the language server and `check`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from memory_ls.config import Severity
+from memory_ls.core.document import Document, parse_document
+from memory_ls.core.folders import Folder, StoreConfig
+from memory_ls.core.fsio import read_text
+from memory_ls.core.names import has_topic, name_problem
+from memory_ls.core.references import Reference, find_references
+from memory_ls.core.routing import prefix_folder, unknown_prefix
+from memory_ls.core.store import MemoryFile, Store
+
+SEVERITY_ORDER = ("error", "warning", "information", "hint")
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """A problem in a file; line and columns are 0-based, columns in code points."""
+
+    path: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    code: str
+    message: str
+    severity: Severity = "warning"
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class NameIndex:
+    """Which names exist, per scope, to tell broken links from good ones."""
+
+    project: set[str] = field(default_factory=set)
+    global_: set[str] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, memories: Iterable[MemoryFile]) -> NameIndex:
+        """Index the valid names of scanned memories."""
+        index = cls()
+        for memory in memories:
+            if memory.valid:
+                (index.global_ if memory.scope == "global" else index.project).add(memory.name)
+        return index
+
+    def has(self, name: str, is_global: bool) -> bool:
+        """Whether a reference to `name` resolves."""
+        return name in self.global_ or (not is_global and name in self.project)
+
+    def names(self) -> list[str]:
+        """Every known name, for "did you mean"."""
+        return sorted(self.project | self.global_)
+
+
+def _folder_list(additional: Sequence[Folder]) -> str:
+    return ", ".join(f.label for f in additional) or "none"
+
+
+def _unknown_prefix_message(prefix: str, additional: Sequence[Folder], subject: str) -> str:
+    return (
+        f"Prefix {prefix} matches no additional folder (configured: {_folder_list(additional)}); "
+        f"{subject} stays in the primary folder. Add a folder named {prefix.lower()} or rename."
+    )
+
+
+def reference_diagnostics(
+    path: str, refs: Iterable[Reference], config: StoreConfig, index: NameIndex
+) -> list[Diagnostic]:
+    """`broken-link` and `unknown-prefix` for the references in one file."""
+    found: list[Diagnostic] = []
+    for ref in refs:
+        at = (path, ref.line, ref.start, ref.line, ref.end)
+        problem = name_problem(ref.name)
+        if problem:
+            found.append(
+                Diagnostic(*at, "broken-link", f"[[{ref.name}]] is not a valid memory name: {problem}.",
+                           data={"name": ref.name, "isGlobal": ref.is_global})
+            )
+            continue
+        if not index.has(ref.name, ref.is_global):
+            where = "the global folder" if ref.is_global else "any memory folder"
+            found.append(
+                Diagnostic(
+                    *at,
+                    "broken-link",
+                    f"No memory named {ref.name} in {where}; create it or fix the name.",
+                    data={"name": ref.name, "isGlobal": ref.is_global},
+                )
+            )
+        if not ref.is_global and not has_topic(ref.name):
+            prefix = unknown_prefix(ref.name, config.additional)
+            if prefix:
+                found.append(
+                    Diagnostic(
+                        *at,
+                        "unknown-prefix",
+                        _unknown_prefix_message(prefix, config.additional, f"a new {ref.name}"),
+                        data={"name": ref.name, "prefix": prefix},
+                    )
+                )
+    return found
+
+
+def memory_diagnostics(
+    memory: MemoryFile,
+    doc: Document | None,
+    size: int,
+    config: StoreConfig,
+    shadowed_by: MemoryFile | None = None,
+) -> list[Diagnostic]:
+    """Diagnostics about a memory file itself (not its references)."""
+    found: list[Diagnostic] = []
+    at = (memory.path, 0, 0, 0, 0)
+    problem = name_problem(memory.name)
+    if problem:
+        found.append(
+            Diagnostic(
+                *at,
+                "invalid-name",
+                f"The file name {memory.name!r} is not a valid memory name ({problem}); "
+                "it is read-only until renamed.",
+            )
+        )
+    if shadowed_by is not None:
+        found.append(
+            Diagnostic(
+                *at,
+                "shadowed",
+                f"Hidden by {shadowed_by.path}, which has the same name earlier in lookup "
+                "order; rename or delete one of them.",
+                data={"by": shadowed_by.path},
+            )
+        )
+    if size > config.max_memory_bytes:
+        found.append(
+            Diagnostic(
+                *at,
+                "too-large",
+                f"This memory is {size} bytes, over the limit of {config.max_memory_bytes} "
+                "(maxMemoryBytes); split it into smaller memories.",
+            )
+        )
+    if doc is not None and doc.problem is not None:
+        line = doc.problem.line
+        found.append(Diagnostic(memory.path, line, 0, line, 0, "invalid-frontmatter", doc.problem.message))
+    if problem is None and memory.scope == "project" and not has_topic(memory.name):
+        prefix = unknown_prefix(memory.name, config.additional)
+        if prefix:
+            found.append(
+                Diagnostic(
+                    *at,
+                    "unknown-prefix",
+                    _unknown_prefix_message(prefix, config.additional, "this memory"),
+                    data={"name": memory.name, "prefix": prefix},
+                )
+            )
+        target = prefix_folder(memory.name, config.additional)
+        if target is not None and target is not memory.folder and not target.read_only:
+            found.append(
+                Diagnostic(
+                    *at,
+                    "misrouted",
+                    f"{memory.name} routes by its prefix to the additional folder {target.label} "
+                    f"({target.path}) but is stored in {memory.folder.path}; move it there.",
+                    data={"name": memory.name, "target": target.path},
+                )
+            )
+    return found
+
+
+def apply_severities(diagnostics: Iterable[Diagnostic], severities: Mapping[str, Severity]) -> list[Diagnostic]:
+    """Give each diagnostic its configured severity; drop the codes turned off."""
+    result = []
+    for diagnostic in diagnostics:
+        severity = severities.get(diagnostic.code, "warning")
+        if severity != "off":
+            result.append(replace(diagnostic, severity=severity))
+    return result
+
+
+def _shadow_map(memories: Sequence[MemoryFile]) -> dict[str, MemoryFile]:
+    """Path of each shadowed memory -> the memory that hides it."""
+    first: dict[str, MemoryFile] = {}
+    shadowed: dict[str, MemoryFile] = {}
+    for memory in memories:
+        if not memory.valid:
+            continue
+        winner = first.setdefault(memory.name, memory)
+        if winner is not memory:
+            shadowed[memory.path] = winner
+    return shadowed
+
+
+def check_store(store: Store, paths: Sequence[str] = ()) -> list[Diagnostic]:
+    """Diagnostics for the whole store, or for the given files and folders only."""
+    memories = store.scan()
+    index = NameIndex.of(memories)
+    shadowed = _shadow_map(memories)
+    by_path = {m.path: m for m in memories}
+    targets = _expand(paths) if paths else [m.path for m in memories]
+    found: list[Diagnostic] = []
+    for path in targets:
+        memory = by_path.get(os.path.abspath(path))
+        try:
+            text = read_text(path)
+            size = os.path.getsize(path)
+        except OSError:
+            continue
+        found.extend(text_diagnostics(store.config, index, path, text, memory, shadowed, size))
+    return apply_severities(found, store.config.severities)
+
+
+def text_diagnostics(
+    config: StoreConfig,
+    index: NameIndex,
+    path: str,
+    text: str,
+    memory: MemoryFile | None,
+    shadowed: Mapping[str, MemoryFile],
+    size: int | None = None,
+) -> list[Diagnostic]:
+    """Diagnostics of one Markdown text: memory-file checks when it is a memory, then references."""
+    found: list[Diagnostic] = []
+    if memory is not None:
+        doc = parse_document(text)
+        real_size = len(text.encode("utf-8")) if size is None else size
+        found.extend(memory_diagnostics(memory, doc, real_size, config, shadowed.get(memory.path)))
+    found.extend(reference_diagnostics(path, find_references(text), config, index))
+    return found
+
+
+def _expand(paths: Sequence[str]) -> list[str]:
+    """Files named on the command line; folders give their Markdown files."""
+    files: list[str] = []
+    for path in paths:
+        absolute = os.path.abspath(path)
+        if os.path.isdir(absolute):
+            for directory, dirs, names in os.walk(absolute):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                files.extend(os.path.join(directory, n) for n in sorted(names) if n.endswith(".md"))
+        else:
+            files.append(absolute)
+    return files

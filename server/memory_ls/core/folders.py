@@ -1,0 +1,146 @@
+"""Folders, layouts and scopes: where memories live (SPEC 2.2)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from memory_ls.config import DEFAULT_SEVERITIES, Settings, Severity
+
+FolderKind = Literal["primary", "additional", "global"]
+Scope = Literal["project", "global"]
+
+LAYOUTS: Mapping[str, tuple[str, str]] = {
+    # layout -> (primary folder under the root, global folder under home)
+    "serena": (".serena/memories", "~/.serena/memories/global"),
+    "aicoder": (".aicoder/memory", "~/.config/aicoder/memory"),
+}
+
+
+@dataclass(frozen=True)
+class Folder:
+    """A configured memory folder."""
+
+    path: str  # absolute and normalised, as configured (symlinks not resolved)
+    real: str  # the real location, for containment checks
+    kind: FolderKind
+    read_only: bool = False
+
+    @property
+    def scope(self) -> Scope:
+        """The scope of the memories in this folder."""
+        return "global" if self.kind == "global" else "project"
+
+    @property
+    def label(self) -> str:
+        """A short name for people: the directory name."""
+        return os.path.basename(self.path) or self.path
+
+    def file_for(self, name: str) -> str:
+        """The file path a name has in this folder."""
+        return os.path.join(self.path, *name.split("/")) + ".md"
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """The resolved folders and limits of one store."""
+
+    root: str
+    layout: str
+    primary: Folder
+    additional: tuple[Folder, ...] = ()
+    global_folder: Folder | None = None
+    missing_additional: tuple[str, ...] = ()
+    max_memory_bytes: int = 524288
+    severities: Mapping[str, Severity] = field(default_factory=lambda: dict(DEFAULT_SEVERITIES))
+
+    @property
+    def folders(self) -> tuple[Folder, ...]:
+        """Every folder in lookup order: primary, additional in order, global."""
+        tail = (self.global_folder,) if self.global_folder is not None else ()
+        return (self.primary, *self.additional, *tail)
+
+    def folders_in(self, scope: str | None) -> tuple[Folder, ...]:
+        """The folders searched for a scope (None or "all" is every folder)."""
+        if scope == "project":
+            return (self.primary, *self.additional)
+        if scope == "global":
+            return (self.global_folder,) if self.global_folder is not None else ()
+        return self.folders
+
+    def owner_of(self, path: str) -> Folder | None:
+        """The configured folder a file belongs to: the deepest one that contains it."""
+        absolute = os.path.abspath(path)
+        best: Folder | None = None
+        for folder in self.folders:
+            if absolute.startswith(folder.path.rstrip(os.sep) + os.sep) and (
+                best is None or len(folder.path) > len(best.path)
+            ):
+                best = folder
+        return best
+
+    def name_of(self, path: str) -> tuple[Folder, str] | None:
+        """(folder, name as written on disk) for a `.md` file inside a configured folder."""
+        folder = self.owner_of(path)
+        if folder is None or not path.endswith(".md"):
+            return None
+        relative = os.path.relpath(os.path.abspath(path), folder.path)
+        return folder, relative[:-3].replace(os.sep, "/")
+
+
+def _absolute(path: str, root: str) -> str:
+    expanded = os.path.expanduser(path)
+    return os.path.normpath(expanded if os.path.isabs(expanded) else os.path.join(root, expanded))
+
+
+def _folder(path: str, root: str, kind: FolderKind, read_only: bool = False) -> Folder:
+    absolute = _absolute(path, root)
+    return Folder(absolute, os.path.realpath(absolute), kind, read_only)
+
+
+def detect_layout(root: str) -> str:
+    """The layout of a workspace with none configured: aicoder only when only it exists."""
+    has_aicoder = os.path.isdir(os.path.join(root, LAYOUTS["aicoder"][0]))
+    has_serena = os.path.isdir(os.path.join(root, LAYOUTS["serena"][0]))
+    return "aicoder" if has_aicoder and not has_serena else "serena"
+
+
+def default_global_folder(layout: str, environ: Mapping[str, str]) -> str:
+    """The global folder of a layout; Serena's honours SERENA_HOME."""
+    if layout == "serena" and environ.get("SERENA_HOME"):
+        return os.path.join(environ["SERENA_HOME"], "memories", "global")
+    return LAYOUTS[layout][1]
+
+
+def resolve_store_config(
+    settings: Settings, root: str, environ: Mapping[str, str] | None = None
+) -> StoreConfig:
+    """Turn settings into absolute folders; missing additional folders are skipped and listed."""
+    env = os.environ if environ is None else environ
+    root = os.path.abspath(os.path.expanduser(root))
+    layout = settings.layout or detect_layout(root)
+    primary = _folder(settings.primary_folder or LAYOUTS[layout][0], root, "primary")
+    additional: list[Folder] = []
+    missing: list[str] = []
+    for entry in settings.additional_folders:
+        folder = _folder(entry.path, root, "additional", entry.read_only)
+        if os.path.isdir(folder.path):
+            additional.append(folder)
+        else:
+            missing.append(folder.path)
+    global_folder: Folder | None = None
+    if settings.global_enabled:
+        global_path = settings.global_folder or default_global_folder(layout, env)
+        global_folder = _folder(global_path, root, "global")
+    return StoreConfig(
+        root=root,
+        layout=layout,
+        primary=primary,
+        additional=tuple(additional),
+        global_folder=global_folder,
+        missing_additional=tuple(missing),
+        max_memory_bytes=settings.max_memory_bytes,
+        severities=dict(settings.diagnostics),
+    )

@@ -1,0 +1,176 @@
+"""File I/O at the edge of the store: containment checks, atomic writes and locks."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+from filelock import FileLock
+
+from memory_ls.core.errors import OutsideStore
+
+TEMP_SUFFIX = ".memory-ls-tmp"
+TEMP_PREFIX = "."
+
+
+def is_within(path: str, folder_real: str) -> bool:
+    """Whether the real location of `path` is inside the real folder `folder_real`."""
+    real = os.path.realpath(path)
+    return real == folder_real or real.startswith(folder_real.rstrip(os.sep) + os.sep)
+
+
+def check_writable_path(path: str, folder_real: str) -> None:
+    """Refuse a write whose real target (symlinks followed) lies outside its folder."""
+    if not is_within(path, folder_real):
+        raise OutsideStore(
+            f"Refused to write {path}: it leads outside the memory folder {folder_real} "
+            "(a symbolic link points elsewhere)."
+        )
+
+
+def is_temp_file(name: str) -> bool:
+    """Whether a file name is a leftover of an interrupted atomic write."""
+    return name.startswith(TEMP_PREFIX) and TEMP_SUFFIX in name
+
+
+def atomic_write(path: str, text: str, folder_real: str) -> None:
+    """Write `text` to `path` atomically: temp file in the same folder, fsync, rename.
+
+    Parent topic folders are created inside the memory folder only; a symlink on the
+    way that leads outside it is refused before anything is created.
+    """
+    check_writable_path(path, folder_real)
+    parent = os.path.dirname(path)
+    _make_dirs_inside(parent, folder_real)
+    check_writable_path(path, folder_real)
+    data = text.encode("utf-8")
+    fd, tmp = tempfile.mkstemp(
+        prefix=TEMP_PREFIX + os.path.basename(path) + ".", suffix=TEMP_SUFFIX, dir=parent
+    )
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        with contextlib.suppress(OSError):
+            # Keep the mode of the file being replaced, else the usual 0644 (mkstemp gives 0600).
+            os.chmod(tmp, os.stat(path).st_mode & 0o7777 if os.path.exists(path) else 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(parent)
+
+
+def ensure_folder(path: str) -> None:
+    """Create a configured primary or global folder on first save."""
+    os.makedirs(path, exist_ok=True)
+
+
+def _make_dirs_inside(directory: str, folder_real: str) -> None:
+    """Create missing topic folders one level at a time, never through an escaping link."""
+    missing: list[str] = []
+    current = directory
+    while not os.path.isdir(current):
+        missing.append(current)
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    for folder in reversed(missing):
+        check_writable_path(folder, folder_real)
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(folder)
+
+
+def _fsync_dir(directory: str) -> None:
+    """Persist the rename itself (where the platform allows opening directories)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def remove_file(path: str, folder_real: str) -> None:
+    """Delete a memory file; a symlink is removed itself, never its target."""
+    if not os.path.islink(path):
+        check_writable_path(path, folder_real)
+    os.unlink(path)
+    _fsync_dir(os.path.dirname(path))
+
+
+def read_text(path: str) -> str:
+    """Read a memory's text; invalid UTF-8 is replaced rather than failing the read."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    return data.decode("utf-8", errors="replace")
+
+
+def clean_temp_files(folder: str, older_than_seconds: float = 60.0) -> int:
+    """Remove leftovers of interrupted writes in `folder` (not recursive); return how many."""
+    import time
+
+    removed = 0
+    cutoff = time.time() - older_than_seconds
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    for entry in entries:
+        if is_temp_file(entry.name) and entry.is_file(follow_symlinks=False):
+            with contextlib.suppress(OSError):
+                if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                    os.unlink(entry.path)
+                    removed += 1
+    return removed
+
+
+def _lock_dir() -> Path:
+    """Where cross-process lock files live: the user's cache, never the memory folders."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    path = Path(base) / "memory-ls" / "locks"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        path = Path(tempfile.gettempdir()) / f"memory-ls-locks-{os.getuid()}"
+        path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+_locks: dict[str, tuple[threading.RLock, FileLock]] = {}
+_locks_guard = threading.Lock()
+
+
+def _locks_for(key: str) -> tuple[threading.RLock, FileLock]:
+    """One thread lock and one (re-entrant) file lock per folder, shared by the process."""
+    with _locks_guard:
+        pair = _locks.get(key)
+        if pair is None:
+            digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+            lock_file = str(_lock_dir() / f"{digest}.lock")
+            pair = (threading.RLock(), FileLock(lock_file, timeout=60, thread_local=False))
+            _locks[key] = pair
+        return pair
+
+
+@contextlib.contextmanager
+def folder_lock(*folders_real: str) -> Iterator[None]:
+    """Hold the write lock of each folder (threads and processes), in a fixed order."""
+    with contextlib.ExitStack() as stack:
+        for key in sorted(set(folders_real)):
+            thread_lock, file_lock = _locks_for(key)
+            stack.enter_context(thread_lock)
+            stack.enter_context(file_lock)
+        yield

@@ -1,0 +1,133 @@
+"""Memory names: normalisation, validation and the ALL-CAPS routing prefix (SPEC 2.1, 2.4)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from memory_ls.core.errors import InvalidName
+
+MAX_SEGMENT_CHARS = 100
+# File systems cap a path component at 255 bytes; "<segment>.md" must fit.
+MAX_SEGMENT_BYTES = 252
+MAX_SEGMENTS = 16
+EXTRA_SEGMENT_CHARS = frozenset("_-. ")
+# Device names Windows refuses as file names whatever the extension; memories are shared via git.
+WINDOWS_RESERVED = frozenset(
+    ["CON", "PRN", "AUX", "NUL"]
+    + [f"COM{i}" for i in range(1, 10)]
+    + [f"LPT{i}" for i in range(1, 10)]
+)
+GLOBAL_PREFIX = "global/"
+MEM_PREFIX = "mem:"
+_CAPS_SEGMENT = re.compile(r"[A-Z]+")
+
+
+@dataclass(frozen=True)
+class ParsedName:
+    """A validated name and whether it asked for the global scope with `global/`."""
+
+    name: str
+    is_global: bool
+
+
+def segment_problem(segment: str) -> str | None:
+    """Say what is wrong with one name segment, or None when it is valid."""
+    if segment in ("", ".", ".."):
+        return f"segment {segment!r} is empty or a relative path step"
+    if len(segment) > MAX_SEGMENT_CHARS:
+        return f"segment is {len(segment)} characters long; at most {MAX_SEGMENT_CHARS} allowed"
+    if len(segment.encode("utf-8")) > MAX_SEGMENT_BYTES:
+        return f"segment is over {MAX_SEGMENT_BYTES} bytes in UTF-8"
+    for ch in segment:
+        if not (ch.isalnum() or ch in EXTRA_SEGMENT_CHARS) or not ch.isprintable():
+            return f"character {ch!r} is not allowed (use letters, digits, _ - . and space)"
+    if segment[0] in ".- ":
+        return f"segment {segment!r} starts with {segment[0]!r}"
+    if segment[-1] in ". ":
+        return f"segment {segment!r} ends with {segment[-1]!r}"
+    if segment.split(".")[0].upper() in WINDOWS_RESERVED:
+        return f"segment {segment!r} is a reserved device name on Windows"
+    return None
+
+
+def name_problem(name: str) -> str | None:
+    """Say what is wrong with a bare name (after normalisation), or None when valid."""
+    if not name:
+        return "the name is empty"
+    segments = name.split("/")
+    if len(segments) > MAX_SEGMENTS:
+        return f"the name has more than {MAX_SEGMENTS} topic levels"
+    for segment in segments:
+        problem = segment_problem(segment)
+        if problem:
+            return problem
+    return None
+
+
+def is_valid_name(name: str) -> bool:
+    """Whether a bare name follows the rules."""
+    return name_problem(name) is None
+
+
+def normalize_input(raw: str) -> tuple[str, bool]:
+    """Apply SPEC 2.1 input normalisation without validating: (name, asked for global)."""
+    text = raw.strip()
+    if text.startswith(MEM_PREFIX):
+        text = text[len(MEM_PREFIX) :]
+    if text.endswith(".md"):
+        text = text[:-3]
+    is_global = text.startswith(GLOBAL_PREFIX)
+    if is_global:
+        text = text[len(GLOBAL_PREFIX) :]
+    return text, is_global
+
+
+def parse_name(raw: object) -> ParsedName:
+    """Normalise and validate a name given by a user or agent; raise InvalidName if it breaks the rules."""
+    if not isinstance(raw, str):
+        raise InvalidName(f"A memory name must be a string, not {type(raw).__name__}.")
+    name, is_global = normalize_input(raw)
+    problem = name_problem(name)
+    if problem:
+        raise InvalidName(f"Invalid memory name {_shown(raw)}: {problem}.")
+    return ParsedName(name, is_global)
+
+
+def _shown(raw: str) -> str:
+    """Quote a possibly hostile name for an error message, cut to a readable length."""
+    text = repr(raw)
+    return text if len(text) <= 80 else text[:77] + "...'"
+
+
+def has_topic(name: str) -> bool:
+    """Whether the name has a topic path (`auth/login_flow`)."""
+    return "/" in name
+
+
+def caps_prefixes(name: str) -> list[str]:
+    """Candidate routing prefixes of a name, longest first (SPEC 2.4 step 5).
+
+    `FEATURE_BUILDER_x` gives ["FEATURE_BUILDER", "FEATURE"]; topic names give none.
+    """
+    if has_topic(name):
+        return []
+    segments = name.split("_")
+    run = 0
+    for segment in segments:
+        if not _CAPS_SEGMENT.fullmatch(segment):
+            break
+        run += 1
+    return ["_".join(segments[:i]) for i in range(run, 0, -1)]
+
+
+def prefix_run(name: str) -> str | None:
+    """The ALL-CAPS prefix run of a name when something follows it (`BUGFIX` in `BUGFIX_x`).
+
+    A name that is all capitals (`README`, `TODO`) has no prefix: nothing follows it.
+    """
+    prefixes = caps_prefixes(name)
+    if not prefixes:
+        return None
+    longest = prefixes[0]
+    return longest if len(longest) < len(name) else (prefixes[1] if len(prefixes) > 1 else None)

@@ -1,0 +1,120 @@
+"""References between memories: `[[NAME]]`, `[[NAME|label]]` and `` `mem:NAME` `` (SPEC 2.7)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from memory_ls.core.document import split_frontmatter
+from memory_ls.core.names import GLOBAL_PREFIX, name_problem, normalize_input
+
+_WIKI = re.compile(r"\[\[([^\[\]|\n]*)(?:\|([^\[\]\n]*))?\]\]")
+_MEM = re.compile(r"`mem:([^`\n]*)`")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One reference in a text; columns are 0-based code-point offsets in its line."""
+
+    name: str  # normalised name, without `global/`
+    is_global: bool
+    form: str  # "wiki" or "mem"
+    line: int
+    start: int  # start of the name as written (after `[[` or `mem:`, spaces trimmed)
+    end: int
+    full_start: int  # the whole reference, brackets or backticks included
+    full_end: int
+    label: str | None = None
+
+    @property
+    def valid(self) -> bool:
+        """Whether the referenced name follows the naming rules."""
+        return name_problem(self.name) is None
+
+    @property
+    def target(self) -> str:
+        """The name as it would be looked up (`global/` kept)."""
+        return (GLOBAL_PREFIX if self.is_global else "") + self.name
+
+
+def iter_lines_outside_code(text: str, first_line: int = 0) -> Iterator[tuple[int, str]]:
+    """Lines of Markdown text with their numbers, skipping fenced code blocks."""
+    fence: str | None = None
+    for number, line in enumerate(text.split("\n"), start=first_line):
+        match = _FENCE.match(line)
+        if fence is None and match:
+            fence = match.group(1)[0] * len(match.group(1))
+            continue
+        if fence is not None:
+            if match and match.group(1).startswith(fence) and not line.strip(" `~"):
+                fence = None
+            continue
+        yield number, line
+
+
+def references_in_line(line: str, number: int) -> list[Reference]:
+    """References on one line of text."""
+    found: list[Reference] = []
+    for match in _WIKI.finditer(line):
+        ref = _make(match.group(1), match.start(1), number, "wiki", match, match.group(2))
+        if ref is not None:
+            found.append(ref)
+    for match in _MEM.finditer(line):
+        ref = _make(match.group(1), match.start(1), number, "mem", match, None)
+        if ref is not None:
+            found.append(ref)
+    found.sort(key=lambda r: r.start)
+    return found
+
+
+def _make(
+    raw: str, offset: int, number: int, form: str, match: re.Match[str], label: str | None
+) -> Reference | None:
+    stripped = raw.strip()
+    if not stripped:
+        return None
+    lead = len(raw) - len(raw.lstrip())
+    name, is_global = normalize_input(stripped)
+    return Reference(
+        name=name,
+        is_global=is_global,
+        form=form,
+        line=number,
+        start=offset + lead,
+        end=offset + lead + len(stripped),
+        full_start=match.start(),
+        full_end=match.end(),
+        label=label,
+    )
+
+
+def find_references(text: str) -> list[Reference]:
+    """All references in a Markdown file, outside its frontmatter and fenced code."""
+    raw, body, body_line = split_frontmatter(text)
+    if raw is None:
+        body, body_line = text, 0
+    refs: list[Reference] = []
+    for number, line in iter_lines_outside_code(body, body_line):
+        if "[[" in line or "mem:" in line:
+            refs.extend(references_in_line(line, number))
+    return refs
+
+
+def rewrite_references(
+    text: str, matches: Callable[[Reference], bool], new: str
+) -> tuple[str, int]:
+    """Rewrite every reference for which `matches` holds to name `new`, keeping form and label.
+
+    Returns the new text and the number of references rewritten.
+    """
+    refs = [r for r in find_references(text) if matches(r)]
+    if not refs:
+        return text, 0
+    lines = text.split("\n")
+    # Right to left, so earlier columns on the same line stay valid.
+    for ref in sorted(refs, key=lambda r: (r.line, r.start), reverse=True):
+        line = lines[ref.line]
+        lines[ref.line] = line[: ref.start] + new + line[ref.end :]
+    return "\n".join(lines), len(refs)

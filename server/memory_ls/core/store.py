@@ -1,0 +1,748 @@
+"""The memory store: finding, saving, editing, deleting, moving and searching memories.
+
+Operations look at the disk, not at a cache, so a long-lived server and a CLI process
+always agree on what exists; listings come from a directory scan.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memory_ls.core.document import (
+    Document,
+    iso,
+    jsonable,
+    parse_document,
+    parse_timestamp,
+    render,
+    update_document,
+)
+from memory_ls.core.errors import (
+    AmbiguousMatch,
+    Exists,
+    InvalidArguments,
+    InvalidName,
+    NoMatch,
+    NotFound,
+    OutsideStore,
+    ReadOnly,
+    TooLarge,
+)
+from memory_ls.core.folders import Folder, StoreConfig
+from memory_ls.core.fsio import (
+    atomic_write,
+    check_writable_path,
+    ensure_folder,
+    folder_lock,
+    is_temp_file,
+    is_within,
+    read_text,
+    remove_file,
+)
+from memory_ls.core.names import GLOBAL_PREFIX, is_valid_name, parse_name
+from memory_ls.core.references import Reference, iter_lines_outside_code, references_in_line
+from memory_ls.core.routing import route_new
+
+SCOPES = ("project", "global", "all")
+DEFAULT_SEARCH_LIMIT = 50
+
+
+@dataclass(frozen=True)
+class MemoryFile:
+    """A Markdown file found in a memory folder."""
+
+    name: str  # as on disk, relative to its folder, without `.md`
+    path: str
+    folder: Folder
+
+    @property
+    def valid(self) -> bool:
+        """Whether the file's name follows the naming rules."""
+        return is_valid_name(self.name)
+
+    @property
+    def read_only(self) -> bool:
+        """Memories in read-only folders, or with invalid names, are never written."""
+        return self.folder.read_only or not self.valid
+
+    @property
+    def scope(self) -> str:
+        """The memory's scope."""
+        return self.folder.scope
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A name as lookup sees it: the winning file and the files it shadows."""
+
+    memory: MemoryFile
+    shadows: tuple[MemoryFile, ...] = ()
+
+
+def check_scope(scope: object, *, allow_all: bool = False) -> str | None:
+    """Validate a scope argument."""
+    allowed = SCOPES if allow_all else SCOPES[:2]
+    if scope is None or (allow_all and scope == "all"):
+        return None
+    if not isinstance(scope, str) or scope not in allowed:
+        raise InvalidArguments(f"scope must be one of {', '.join(allowed)}, not {scope!r}.")
+    return scope
+
+
+def _check_str(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise InvalidArguments(f"{what} must be a string, not {type(value).__name__}.")
+    return value
+
+
+def _check_tags(tags: object) -> list[str] | None:
+    if tags is None:
+        return None
+    if not isinstance(tags, (list, tuple)) or not all(isinstance(t, str) for t in tags):
+        raise InvalidArguments("tags must be a list of strings.")
+    cleaned = [t.strip() for t in tags]
+    if any(not t or "\n" in t for t in cleaned):
+        raise InvalidArguments("a tag must be a non-empty single line of text.")
+    return list(dict.fromkeys(cleaned))
+
+
+class Store:
+    """One store: the configured folders and the rules over them."""
+
+    def __init__(self, config: StoreConfig) -> None:
+        self.config = config
+
+    # ----- finding -------------------------------------------------------------------
+
+    def _scope_for(self, is_global: bool, scope: str | None) -> str | None:
+        if is_global:
+            if scope == "project":
+                raise InvalidArguments("A `global/` name cannot be used with scope project.")
+            return "global"
+        return scope
+
+    def _hit(self, folder: Folder, name: str) -> MemoryFile | None:
+        path = folder.file_for(name)
+        if not os.path.isfile(path) or not name.endswith(name.split("/")[-1]):
+            return None
+        # A topic folder that is itself another configured folder belongs to that folder.
+        if self.config.owner_of(path) is not folder or not is_within(path, folder.real):
+            return None
+        return MemoryFile(name, path, folder)
+
+    def locate_all(self, name: str, scope: str | None) -> list[MemoryFile]:
+        """Every file with this name in the scope's folders, in lookup order."""
+        hits = []
+        for folder in self.config.folders_in(scope):
+            hit = self._hit(folder, name)
+            if hit is not None:
+                hits.append(hit)
+        return hits
+
+    def find(self, raw_name: object, scope: object = None) -> MemoryFile:
+        """The memory a name resolves to in a scope; NotFound otherwise."""
+        parsed = parse_name(raw_name)
+        where = self._scope_for(parsed.is_global, check_scope(scope))
+        hits = self.locate_all(parsed.name, where)
+        if not hits:
+            searched = where or "any scope"
+            raise NotFound(f"No memory named {parsed.name!r} in {searched}.")
+        return hits[0]
+
+    def _writable(self, memory: MemoryFile) -> None:
+        if memory.folder.read_only:
+            raise ReadOnly(
+                f"Memory {memory.name!r} is in the read-only folder {memory.folder.path}."
+            )
+
+    # ----- routing and saving --------------------------------------------------------
+
+    def _route(self, name: str, is_global: bool, scope: str | None) -> tuple[str, Folder, str]:
+        """(path, folder, routedBy) for a save of `name`, existing memories first."""
+        where = self._scope_for(is_global, scope)
+        hits = self.locate_all(name, where)
+        if hits:
+            return hits[0].path, hits[0].folder, "existing"
+        folder, routed_by = route_new(
+            name, where == "global", self.config.primary, self.config.additional
+        )
+        if folder is None:
+            if self.config.global_folder is None:
+                raise OutsideStore("The global scope is disabled, so a global memory has no home.")
+            folder = self.config.global_folder
+        path = folder.file_for(name)
+        owner = self.config.owner_of(path)
+        if owner is not folder:
+            raise InvalidName(
+                f"The name {name!r} would land inside the folder {owner.path if owner else path}, "
+                "which is configured separately; choose another topic name."
+            )
+        return path, folder, routed_by
+
+    def route(self, raw_name: object, scope: object = None) -> dict[str, Any]:
+        """Where a save of this name would go, without writing (`memory.route`)."""
+        parsed = parse_name(raw_name)
+        path, folder, routed_by = self._route(parsed.name, parsed.is_global, check_scope(scope))
+        return {
+            "name": parsed.name,
+            "path": path,
+            "folder": folder.path,
+            "routedBy": routed_by,
+            "exists": routed_by == "existing",
+        }
+
+    def save(
+        self,
+        raw_name: object,
+        content: object,
+        tags: object = None,
+        scope: object = None,
+        *,
+        created_at: object = None,
+        updated_at: object = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Create or overwrite a memory, routed by SPEC 2.4 (`memory.save`)."""
+        parsed = parse_name(raw_name)
+        text = _check_str(content, "content")
+        tag_list = _check_tags(tags)
+        where = check_scope(scope)
+        self._check_size(text.encode("utf-8"), parsed.name)
+        for _attempt in range(3):
+            path, folder, routed_by = self._route(parsed.name, parsed.is_global, where)
+            if folder.read_only:
+                raise ReadOnly(
+                    f"Memory {parsed.name!r} routes to the read-only folder {folder.path}; "
+                    "nothing was written."
+                )
+            with folder_lock(folder.real):
+                # Someone may have created the memory elsewhere since we routed: route again.
+                if self._route(parsed.name, parsed.is_global, where)[0] != path:
+                    continue
+                existed = os.path.exists(path)
+                old = parse_document(read_text(path)) if existed else None
+                doc = _document_for_save(old, text, tag_list, metadata, created_at, updated_at)
+                data = render(doc)
+                self._check_size(data.encode("utf-8"), parsed.name)
+                if not existed and folder.kind != "additional":
+                    ensure_folder(folder.path)
+                atomic_write(path, data, folder.real)
+            return {
+                "name": parsed.name,
+                "path": path,
+                "scope": folder.scope,
+                "folder": folder.path,
+                "created": not existed,
+                "routedBy": routed_by,
+            }
+        raise OutsideStore(f"Memory {parsed.name!r} kept moving while it was saved; try again.")
+
+    def _check_size(self, data: bytes, name: str) -> None:
+        limit = self.config.max_memory_bytes
+        if len(data) > limit:
+            raise TooLarge(
+                f"Memory {name!r} would be {len(data)} bytes; the limit (maxMemoryBytes) "
+                f"is {limit}. Split it into smaller memories."
+            )
+
+    # ----- reading -------------------------------------------------------------------
+
+    def load(self, memory: MemoryFile) -> Document:
+        """Parse a memory file (refusing files whose real location is outside the folder)."""
+        if not is_within(memory.path, memory.folder.real):
+            raise OutsideStore(f"{memory.path} leads outside its memory folder.")
+        return parse_document(read_text(memory.path))
+
+    def read(self, raw_name: object, scope: object = None) -> dict[str, Any]:
+        """A memory's body and metadata (`memory.read`)."""
+        memory = self.find(raw_name, scope)
+        doc = self.load(memory)
+        return {
+            "name": memory.name,
+            "path": memory.path,
+            "scope": memory.scope,
+            "folder": memory.folder.path,
+            "content": doc.body,
+            "tags": doc.tags,
+            "createdAt": iso(doc.metadata.get("created_at")),
+            "updatedAt": iso(doc.metadata.get("updated_at")),
+            "readOnly": memory.read_only,
+        }
+
+    # ----- editing, deleting, moving -------------------------------------------------
+
+    def edit(
+        self,
+        raw_name: object,
+        scope: object = None,
+        *,
+        content: object = None,
+        needle: object = None,
+        replacement: object = None,
+        mode: object = "literal",
+        allow_multiple: object = False,
+    ) -> dict[str, Any]:
+        """Change a memory in place: replace its body, or a needle (`memory.edit`)."""
+        if content is None and needle is None:
+            raise InvalidArguments("edit needs either content, or needle and replacement.")
+        if content is not None and needle is not None:
+            raise InvalidArguments("edit takes content or needle, not both.")
+        if content is not None:
+            _check_str(content, "content")
+        else:
+            _check_str(needle, "needle")
+            _check_str(replacement, "replacement")
+            if needle == "":
+                raise InvalidArguments("needle must not be empty.")
+        if mode not in ("literal", "regex"):
+            raise InvalidArguments(f"mode must be literal or regex, not {mode!r}.")
+        if not isinstance(allow_multiple, bool):
+            raise InvalidArguments("allowMultiple must be true or false.")
+        pattern = _compile(needle, mode) if isinstance(needle, str) else None
+        memory = self.find(raw_name, scope)
+        self._writable(memory)
+        with folder_lock(memory.folder.real):
+            memory = self.find(raw_name, scope)
+            doc = self.load(memory)
+            if isinstance(content, str):
+                body, count = content, 1
+            else:
+                assert pattern is not None and isinstance(replacement, str)
+                body, count = _replace(
+                    doc.body, pattern, replacement, mode == "regex", allow_multiple, memory.name
+                )
+            data = render(update_document(doc, body))
+            self._check_size(data.encode("utf-8"), memory.name)
+            atomic_write(memory.path, data, memory.folder.real)
+        return {"name": memory.name, "path": memory.path, "replacements": count}
+
+    def delete(self, raw_name: object, scope: object = None) -> dict[str, Any]:
+        """Remove a memory from wherever it is found (`memory.delete`)."""
+        memory = self.find(raw_name, scope)
+        self._writable(memory)
+        with folder_lock(memory.folder.real):
+            memory = self.find(raw_name, scope)
+            remove_file(memory.path, memory.folder.real)
+        return {"name": memory.name, "path": memory.path}
+
+    def move(self, raw_name: object, raw_new_name: object, scope: object = None) -> dict[str, Any]:
+        """Rename a memory, route it like a new save, rewrite references (`memory.move`)."""
+        source = self.find(raw_name, scope)
+        new = parse_name(raw_new_name)
+        self._writable(source)
+        new_scope = "global" if new.is_global else "project"
+        taken = [m for m in self.locate_all(new.name, new_scope) if m.path != source.path]
+        if taken:
+            raise Exists(f"A memory named {new.name!r} already exists at {taken[0].path}.")
+        folder, _routed_by = route_new(
+            new.name, new.is_global, self.config.primary, self.config.additional
+        )
+        if folder is None:
+            if self.config.global_folder is None:
+                raise OutsideStore("The global scope is disabled, so a global memory has no home.")
+            folder = self.config.global_folder
+        target = folder.file_for(new.name)
+        if self.config.owner_of(target) is not folder:
+            raise InvalidName(f"The name {new.name!r} would land in another configured folder.")
+        if folder.read_only:
+            raise ReadOnly(f"{new.name!r} routes to the read-only folder {folder.path}.")
+        if target == source.path:
+            raise Exists(f"Memory {source.name!r} is already at {target}.")
+        # Which references point at the source is decided before it moves.
+        first = self.locate_all(source.name, None)
+        source_wins = bool(first) and first[0].path == source.path
+        project_has_new = bool(self.locate_all(new.name, "project"))
+
+        def points_here(ref: Reference) -> bool:
+            if ref.name != source.name:
+                return False
+            if ref.is_global:
+                return source.scope == "global"
+            return source_wins
+
+        def new_text(ref: Reference) -> str:
+            qualify = new.is_global and (ref.is_global or project_has_new)
+            return (GLOBAL_PREFIX if qualify else "") + new.name
+
+        with folder_lock(source.folder.real, folder.real):
+            if os.path.lexists(target):
+                raise Exists(f"A file already exists at {target}.")
+            check_writable_path(target, folder.real)
+            text = read_text(source.path)
+            self._check_size(text.encode("utf-8"), new.name)
+            if folder.kind != "additional":
+                ensure_folder(folder.path)
+            atomic_write(target, text, folder.real)
+            remove_file(source.path, source.folder.real)
+        updated = self._rewrite_all(points_here, new_text)
+        return {
+            "name": source.name,
+            "newName": new.name,
+            "path": target,
+            "updatedReferences": updated,
+        }
+
+    def _rewrite_all(self, points_here: Any, new_text: Any) -> int:
+        """Rewrite matching references in every writable memory; return how many."""
+        total = 0
+        for memory in self.scan():
+            if memory.read_only:
+                continue
+            with folder_lock(memory.folder.real):
+                try:
+                    text = read_text(memory.path)
+                except OSError:
+                    continue
+                if "[[" not in text and "mem:" not in text:
+                    continue
+                doc = parse_document(text)
+                new_body, count = _rewrite_body(doc, points_here, new_text)
+                if count:
+                    atomic_write(memory.path, render(update_document(doc, new_body)), memory.folder.real)
+                    total += count
+        return total
+
+    # ----- listing -------------------------------------------------------------------
+
+    def scan(self, folders: Sequence[Folder] | None = None) -> list[MemoryFile]:
+        """Every Markdown file in the folders (lookup order), without reading them."""
+        found: list[MemoryFile] = []
+        others = {f.path for f in self.config.folders}
+        for folder in folders if folders is not None else self.config.folders:
+            found.extend(scan_folder(folder, others - {folder.path}))
+        return found
+
+    def resolve(self, scope: str | None = None) -> list[Resolved]:
+        """Memories as lookup sees them: one per name, with what each shadows."""
+        by_name: dict[str, list[MemoryFile]] = {}
+        invalid: list[MemoryFile] = []
+        for memory in self.scan(self.config.folders_in(scope)):
+            if memory.valid:
+                by_name.setdefault(memory.name, []).append(memory)
+            else:
+                invalid.append(memory)
+        resolved = [Resolved(files[0], tuple(files[1:])) for files in by_name.values()]
+        resolved.extend(Resolved(m) for m in invalid)
+        resolved.sort(key=lambda r: (r.memory.name, r.memory.path))
+        return resolved
+
+    def list(self, scope: object = None, tags: object = None, prefix: object = None) -> dict[str, Any]:
+        """Memories in a scope, filtered by tags (all must match) and name prefix."""
+        where = check_scope(scope, allow_all=True)
+        wanted = _check_tags(tags) or []
+        if prefix is not None:
+            _check_str(prefix, "prefix")
+        memories = []
+        for item in self.resolve(where):
+            memory = item.memory
+            if isinstance(prefix, str) and not memory.name.startswith(prefix):
+                continue
+            doc = self._safe_load(memory)
+            doc_tags = doc.tags if doc else []
+            if any(t not in doc_tags for t in wanted):
+                continue
+            memories.append(
+                {
+                    "name": memory.name,
+                    "path": memory.path,
+                    "scope": memory.scope,
+                    "folder": memory.folder.path,
+                    "tags": doc_tags,
+                    "updatedAt": iso(doc.metadata.get("updated_at")) if doc else None,
+                    "readOnly": memory.read_only,
+                    "shadows": [m.path for m in item.shadows],
+                }
+            )
+        return {"memories": memories}
+
+    def _safe_load(self, memory: MemoryFile) -> Document | None:
+        try:
+            return self.load(memory)
+        except (OSError, OutsideStore):
+            return None
+
+    def tags(self, scope: object = None) -> dict[str, Any]:
+        """Tags in use with their counts, most used first (`memory.tags`)."""
+        where = check_scope(scope, allow_all=True)
+        counts: dict[str, int] = {}
+        for item in self.resolve(where):
+            doc = self._safe_load(item.memory)
+            for tag in doc.tags if doc else []:
+                counts[tag] = counts.get(tag, 0) + 1
+        ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        return {"tags": [{"tag": tag, "count": count} for tag, count in ordered]}
+
+    def search(
+        self, query: object, tags: object = None, scope: object = None, limit: object = None
+    ) -> dict[str, Any]:
+        """Case-insensitive full text over names and bodies, best first (`memory.search`)."""
+        text = _check_str(query, "query").strip().lower()
+        if not text:
+            raise InvalidArguments("query must not be empty.")
+        wanted = _check_tags(tags) or []
+        where = check_scope(scope, allow_all=True)
+        if limit is None:
+            limit = DEFAULT_SEARCH_LIMIT
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+            raise InvalidArguments("limit must be a positive integer.")
+        terms = text.split()
+        results: list[dict[str, Any]] = []
+        for item in self.resolve(where):
+            memory = item.memory
+            doc = self._safe_load(memory)
+            if doc is None or any(t not in doc.tags for t in wanted):
+                continue
+            results.extend(_search_memory(memory, doc, text, terms))
+        results.sort(key=lambda r: (-r["score"], r["name"], r["line"]))
+        return {"results": results[:limit]}
+
+    # ----- export and import ---------------------------------------------------------
+
+    def export(self, scope: object = None) -> list[dict[str, Any]]:
+        """Every resolved memory as a record `{name, content, tags, created_at, updated_at, scope}`."""
+        where = check_scope(scope, allow_all=True)
+        records = []
+        for item in self.resolve(where):
+            memory = item.memory
+            doc = self._safe_load(memory)
+            if doc is None or not memory.valid:
+                continue
+            record: dict[str, Any] = {
+                "name": memory.name,
+                "content": doc.body,
+                "tags": doc.tags,
+                "created_at": iso(doc.metadata.get("created_at")),
+                "updated_at": iso(doc.metadata.get("updated_at")),
+                "scope": memory.scope,
+            }
+            extra = {k: v for k, v in doc.metadata.items() if k not in ("tags", "created_at", "updated_at")}
+            if extra:
+                # Not in the SPEC record shape, but dropping the author's keys would lose data.
+                record["metadata"] = jsonable(extra)
+            records.append(record)
+        return records
+
+    def import_records(self, records: object, *, overwrite: bool = False) -> dict[str, Any]:
+        """Save exported records (routed like `save`); existing names are skipped unless overwrite."""
+        checked = _check_records(records)
+        imported: list[dict[str, Any]] = []
+        skipped: list[str] = []
+        for record in checked:
+            scope = record.get("scope") or "project"
+            name = record["name"]
+            parsed = parse_name(name)
+            where = "global" if parsed.is_global else scope
+            if not overwrite and self.locate_all(parsed.name, where):
+                skipped.append(name)
+                continue
+            imported.append(
+                self.save(
+                    name,
+                    record["content"],
+                    record.get("tags") or None,
+                    where,
+                    created_at=record.get("created_at"),
+                    updated_at=record.get("updated_at"),
+                    metadata=record.get("metadata"),
+                )
+            )
+        return {"imported": imported, "skipped": skipped}
+
+
+def scan_folder(folder: Folder, skip: Iterable[str] = ()) -> list[MemoryFile]:
+    """Markdown files under a folder; other configured folders, hidden folders and links out are skipped."""
+    skip_set = set(skip)
+    found: list[MemoryFile] = []
+    pending = [(folder.path, "")]
+    while pending:
+        directory, prefix = pending.pop()
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+                is_link = entry.is_symlink()
+            except OSError:
+                continue
+            if is_dir:
+                if not name.startswith(".") and entry.path not in skip_set:
+                    pending.append((entry.path, f"{prefix}{name}/"))
+                continue
+            if not name.endswith(".md") or is_temp_file(name):
+                continue
+            if is_link and not (os.path.isfile(entry.path) and is_within(entry.path, folder.real)):
+                continue
+            if not is_link and not entry.is_file(follow_symlinks=False):
+                continue
+            found.append(MemoryFile(f"{prefix}{name[:-3]}", entry.path, folder))
+    return found
+
+
+def _document_for_save(
+    old: Document | None,
+    text: str,
+    tags: list[str] | None,
+    metadata: Mapping[str, Any] | None,
+    created_at: object,
+    updated_at: object,
+) -> Document:
+    """The document a save writes: content's own frontmatter merged, timestamps kept right."""
+    given = parse_document(text)
+    extra: dict[str, Any] = dict(metadata or {})
+    body = text
+    if given.has_frontmatter and given.problem is None:
+        extra.update(given.metadata)
+        body = given.body
+    content_tags = extra.pop("tags", None)
+    if tags is None and isinstance(content_tags, list):
+        tags = [str(t) for t in content_tags]
+    created = parse_timestamp(created_at if created_at is not None else extra.get("created_at"))
+    updated = parse_timestamp(updated_at if updated_at is not None else extra.get("updated_at"))
+    extra.pop("created_at", None)
+    extra.pop("updated_at", None)
+    doc = update_document(old, body, tags=tags, extra=extra or None, now=updated)
+    if old is None and (created or updated):
+        # An imported memory keeps the timestamps it was exported with.
+        if doc.raw_frontmatter is None:
+            doc = Document(body=body, raw_frontmatter="")
+        if created:
+            doc.metadata["created_at"] = created
+        if updated:
+            doc.metadata["updated_at"] = updated
+    return doc
+
+
+def _compile(needle: object, mode: object) -> re.Pattern[str]:
+    assert isinstance(needle, str)
+    if mode == "regex":
+        try:
+            return re.compile(needle, re.MULTILINE | re.DOTALL)
+        except re.error as exc:
+            raise InvalidArguments(f"needle is not a valid regular expression: {exc}.") from exc
+    return re.compile(re.escape(needle))
+
+
+def _replace(
+    body: str,
+    pattern: re.Pattern[str],
+    replacement: str,
+    is_regex: bool,
+    allow_multiple: bool,
+    name: str,
+) -> tuple[str, int]:
+    count = sum(1 for _ in pattern.finditer(body))
+    if count == 0:
+        raise NoMatch(f"The needle was not found in memory {name!r}; nothing was changed.")
+    if count > 1 and not allow_multiple:
+        raise AmbiguousMatch(
+            f"The needle matches {count} times in memory {name!r}; make it more specific "
+            "or set allowMultiple."
+        )
+    try:
+        if is_regex:
+            new_body = pattern.sub(replacement, body)
+        else:
+            new_body = pattern.sub(lambda _m: replacement, body)
+    except (re.error, IndexError) as exc:
+        raise InvalidArguments(f"replacement is not valid for this regex: {exc}.") from exc
+    return new_body, count
+
+
+def _rewrite_body(doc: Document, points_here: Any, new_text: Any) -> tuple[str, int]:
+    """Rewrite references in a document's body only (frontmatter is left alone)."""
+    lines = doc.body.split("\n")
+    total = 0
+    for number, line in list(iter_lines_outside_code(doc.body)):
+        refs = [r for r in references_in_line(line, number) if points_here(r)]
+        for ref in sorted(refs, key=lambda r: r.start, reverse=True):
+            line = line[: ref.start] + new_text(ref) + line[ref.end :]
+        if refs:
+            lines[number] = line
+            total += len(refs)
+    return "\n".join(lines), total
+
+
+def _search_memory(
+    memory: MemoryFile, doc: Document, phrase: str, terms: list[str]
+) -> list[dict[str, Any]]:
+    """Matching lines of one memory, scored: the whole phrase beats single terms, names count."""
+    lowered_name = memory.name.lower()
+    name_score = 0.0
+    if phrase in lowered_name:
+        name_score = 5.0
+    elif all(t in lowered_name for t in terms):
+        name_score = 3.0
+    hits = []
+    for index, line in enumerate(doc.body.split("\n")):
+        lowered = line.lower()
+        present = sum(1 for t in terms if t in lowered)
+        if not present:
+            continue
+        score = present / len(terms) + (2.0 if phrase in lowered else 0.0) + name_score
+        hits.append(
+            {
+                "name": memory.name,
+                "path": memory.path,
+                "line": doc.body_line + index + 1,
+                "text": _snippet(line, lowered.find(terms[0]) if terms[0] in lowered else 0),
+                "score": round(score, 3),
+            }
+        )
+    if not hits and name_score:
+        first = next((ln for ln in doc.body.split("\n") if ln.strip()), "")
+        hits.append(
+            {
+                "name": memory.name,
+                "path": memory.path,
+                "line": doc.body_line + 1,
+                "text": _snippet(first, 0),
+                "score": name_score,
+            }
+        )
+    return hits
+
+
+def _snippet(line: str, at: int, width: int = 160) -> str:
+    """A line cut to a readable width around the match."""
+    text = line.strip()
+    if len(text) <= width:
+        return text
+    start = max(0, min(at - width // 3, len(text) - width))
+    cut = text[start : start + width]
+    return ("…" if start else "") + cut + ("…" if start + width < len(text) else "")
+
+
+def _check_records(records: object) -> list[dict[str, Any]]:
+    """Validate every import record before anything is written."""
+    if not isinstance(records, list):
+        raise InvalidArguments("An import must be a list of records.")
+    checked = []
+    for index, record in enumerate(records):
+        where = f"record {index + 1}"
+        if not isinstance(record, dict):
+            raise InvalidArguments(f"{where} is not an object.")
+        if not isinstance(record.get("name"), str) or not isinstance(record.get("content"), str):
+            raise InvalidArguments(f"{where} needs a string name and a string content.")
+        try:
+            parse_name(record["name"])
+        except InvalidName as exc:
+            raise InvalidName(f"{where}: {exc.message}") from exc
+        _check_tags(record.get("tags"))
+        if record.get("scope") not in (None, "project", "global"):
+            raise InvalidArguments(f"{where}: scope must be project or global.")
+        for key in ("created_at", "updated_at"):
+            value = record.get(key)
+            if value is not None and parse_timestamp(value) is None:
+                raise InvalidArguments(f"{where}: {key} is not an ISO 8601 timestamp.")
+        if record.get("metadata") is not None and not isinstance(record["metadata"], dict):
+            raise InvalidArguments(f"{where}: metadata must be an object.")
+        checked.append(record)
+    return checked
+
