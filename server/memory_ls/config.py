@@ -1,0 +1,494 @@
+"""Settings of memory-ls: parsing each source, validating it and merging by precedence.
+
+One module serves the CLI, the language server and the core (SPEC 3.6). Each source
+(server CLI flags, initializationOptions, the `memoryLs` section of
+workspace/configuration) is parsed into a `Layer` holding only the keys it set;
+`merge_layers` applies them key by key over the defaults.
+
+External keys are camelCase; the attrs classes use snake_case and a cattrs hook
+factory renames every field, as jedi-language-server does for its options.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any, Literal, cast, get_args, get_origin
+
+import attrs
+import cattrs
+from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
+from cattrs.gen import make_dict_structure_fn, override
+
+Severity = Literal["error", "warning", "information", "hint", "off"]
+LayoutName = Literal["serena", "aicoder"]
+
+DIAGNOSTIC_CODES: tuple[str, ...] = (
+    "unknown-prefix",
+    "misrouted",
+    "broken-link",
+    "shadowed",
+    "invalid-frontmatter",
+    "invalid-name",
+    "too-large",
+)
+
+DEFAULT_SEVERITIES: Mapping[str, Severity] = MappingProxyType(
+    {
+        "unknown-prefix": "warning",
+        "misrouted": "warning",
+        "broken-link": "warning",
+        "shadowed": "information",
+        "invalid-frontmatter": "error",
+        "invalid-name": "error",
+        "too-large": "warning",
+    }
+)
+
+DEFAULT_MAX_MEMORY_BYTES = 524288
+
+CONFIG_SECTION = "memoryLs"
+"""The workspace/configuration section that holds the settings."""
+
+CLI_SOURCE = "command-line flags"
+INITIALIZATION_OPTIONS_SOURCE = "initializationOptions"
+WORKSPACE_CONFIGURATION_SOURCE = f"workspace configuration ({CONFIG_SECTION})"
+
+_READ_ONLY_SUFFIX = ":ro"
+
+# attrs field metadata key: a cattrs structure hook that validates just that field.
+_STRUCTURE_HOOK = "memory_ls.structure"
+
+# Flag spellings, so that errors in cli_layer name what the user actually typed.
+_CLI_FLAG_NAMES: Mapping[str, str] = MappingProxyType(
+    {
+        "layout": "--layout",
+        "primaryFolder": "--primary-folder",
+        "additionalFolders": "--additional-folders",
+        "globalFolder": "--global-folder",
+        "maxMemoryBytes": "--max-memory-bytes",
+    }
+)
+
+
+class ConfigError(Exception):
+    """Invalid settings from one source; the message lists every problem found."""
+
+    def __init__(self, source: str, problems: Sequence[str]) -> None:
+        self.source = source
+        self.problems = tuple(problems)
+        super().__init__(f"Invalid configuration in {source}: " + "; ".join(self.problems))
+
+
+class _Problem(Exception):
+    """One or more invalid values below the path being structured.
+
+    Each item is (relative path, description); the relative path is "" for the value
+    itself, "[2]" for a list entry or ".code" for a mapping key.
+    """
+
+    def __init__(self, description: str = "", items: Sequence[tuple[str, str]] = ()) -> None:
+        self.items = tuple(items) if items else (("", description),)
+        super().__init__("; ".join(f"{path}: {text}" for path, text in self.items))
+
+
+def _show(value: object) -> str:
+    """Render a received value the way the user wrote it (JSON), kept short."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _camel(name: str) -> str:
+    """Turn a snake_case field name into its camelCase external key."""
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
+
+
+def _structure_str(value: object, _: object) -> str:
+    if not isinstance(value, str):
+        raise _Problem(f"expected a string, got {_show(value)}")
+    return value
+
+
+def _structure_bool(value: object, _: object) -> bool:
+    if not isinstance(value, bool):
+        raise _Problem(f"expected true or false, got {_show(value)}")
+    return value
+
+
+def _structure_int(value: object, _: object) -> int:
+    # bool is an int subclass, but `true` as a size is a mistake, not 1.
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise _Problem(f"expected a whole number, got {_show(value)}")
+    return value
+
+
+def _structure_path(value: object, _: object) -> str:
+    text = _structure_str(value, str)
+    if not text.strip():
+        raise _Problem("expected a folder path, got an empty string")
+    return text
+
+
+def _structure_positive_int(value: object, _: object) -> int:
+    number = _structure_int(value, int)
+    if number <= 0:
+        raise _Problem(f"expected a positive number of bytes, got {_show(value)}")
+    return number
+
+
+@attrs.frozen
+class FolderSetting:
+    """One additional folder: its path as configured, and whether it is read-only."""
+
+    path: str = attrs.field(metadata={_STRUCTURE_HOOK: _structure_path})
+    read_only: bool = False
+
+
+def _complete_severities(given: Mapping[str, Severity]) -> Mapping[str, Severity]:
+    """Fill in the default severity of every code the given map leaves out."""
+    return MappingProxyType({**DEFAULT_SEVERITIES, **given})
+
+
+@attrs.frozen
+class Settings:
+    """The merged, effective settings."""
+
+    layout: LayoutName | None = None
+    primary_folder: str | None = None
+    additional_folders: tuple[FolderSetting, ...] = ()
+    global_folder: str | None = None
+    global_enabled: bool = True
+    max_memory_bytes: int = DEFAULT_MAX_MEMORY_BYTES
+    # Mappings are unhashable; leaving them out of the hash keeps Settings hashable.
+    diagnostics: Mapping[str, Severity] = attrs.field(
+        default=DEFAULT_SEVERITIES, converter=_complete_severities, hash=False
+    )
+
+    def severity(self, code: str) -> Severity:
+        """Return the configured severity of a diagnostic code ("warning" if unknown)."""
+        return self.diagnostics.get(code, "warning")
+
+
+def _freeze(values: Mapping[str, object]) -> Mapping[str, object]:
+    """Copy a mapping into a read-only one, so a Layer cannot change after parsing."""
+    return MappingProxyType(dict(values))
+
+
+@attrs.frozen
+class Layer:
+    """One validated source of settings, holding only the keys it set."""
+
+    source: str
+    values: Mapping[str, object] = attrs.field(converter=_freeze, hash=False)
+    unknown_keys: tuple[str, ...] = ()
+
+    def describe_unknown_keys(self) -> str | None:
+        """Return a message naming the ignored unknown keys, or None when there are none."""
+        if not self.unknown_keys:
+            return None
+        shown = []
+        for key in self.unknown_keys:
+            hint = _camel(key)
+            # snake_case spellings are a common slip; point at the key that works.
+            if hint != key and hint in _OPTION_KEYS:
+                shown.append(f"{key} (did you mean {hint}?)")
+            else:
+                shown.append(key)
+        return f"Ignored unknown settings in {self.source}: " + ", ".join(shown)
+
+
+# --- structuring -----------------------------------------------------------------------
+
+
+def _is_literal(type_: Any) -> bool:
+    return get_origin(type_) is Literal
+
+
+def _literal_hook(type_: Any) -> Callable[[object, object], object]:
+    allowed = get_args(type_)
+
+    def structure(value: object, _: object) -> object:
+        # Hashing is not needed, and unhashable input (a list) must not crash the check.
+        if not any(type(value) is type(choice) and value == choice for choice in allowed):
+            choices = ", ".join(_show(choice) for choice in allowed)
+            raise _Problem(f"expected one of {choices}, got {_show(value)}")
+        return value
+
+    return structure
+
+
+def _parse_folder_entry(text: str) -> FolderSetting:
+    """Parse one string entry: "path" or "path:ro"."""
+    text = text.strip()
+    read_only = text.endswith(_READ_ONLY_SUFFIX)
+    if read_only:
+        text = text[: -len(_READ_ONLY_SUFFIX)].rstrip()
+    if not text:
+        raise _Problem(
+            "expected a folder path before ':ro'"
+            if read_only
+            else "expected a folder path, got an empty string"
+        )
+    return FolderSetting(path=text, read_only=read_only)
+
+
+def _parse_folder_list(text: str) -> tuple[FolderSetting, ...]:
+    """Parse the comma-separated form; empty entries (a trailing comma) are skipped."""
+    entries = [entry for entry in text.split(",") if entry.strip()]
+    folders: list[FolderSetting] = []
+    problems: list[tuple[str, str]] = []
+    for entry in entries:
+        try:
+            folders.append(_parse_folder_entry(entry))
+        except _Problem as exc:
+            problems.extend((path, f"{why} in entry {_show(entry)}") for path, why in exc.items)
+    if problems:
+        raise _Problem(items=problems)
+    return tuple(folders)
+
+
+def _structure_additional_folders(value: object, _: object) -> tuple[FolderSetting, ...]:
+    if isinstance(value, str):
+        return _parse_folder_list(value)
+    if not isinstance(value, (list, tuple)):
+        raise _Problem(
+            f"expected a list of folders or a comma-separated string, got {_show(value)}"
+        )
+    folders: list[FolderSetting] = []
+    problems: list[tuple[str, str]] = []
+    for index, entry in enumerate(value):
+        try:
+            if isinstance(entry, str):
+                folders.append(_parse_folder_entry(entry))
+            elif isinstance(entry, Mapping):
+                folders.append(_converter.structure(entry, FolderSetting))
+            else:
+                raise _Problem(
+                    'expected a path string or an object {"path": ..., "readOnly": ...}, '
+                    f"got {_show(entry)}"
+                )
+        except Exception as exc:
+            problems.extend((f"[{index}]{path}", text) for path, text in _explain(exc))
+    if problems:
+        raise _Problem(items=problems)
+    return tuple(folders)
+
+
+def _structure_diagnostics(value: object, _: object) -> Mapping[str, Severity]:
+    if not isinstance(value, Mapping):
+        raise _Problem(
+            f"expected an object mapping diagnostic codes to severities, got {_show(value)}"
+        )
+    severities: dict[str, Severity] = {}
+    problems: list[tuple[str, str]] = []
+    for code, severity in value.items():
+        try:
+            severities[code] = _converter.structure(severity, Severity)  # type: ignore[arg-type]
+        except Exception as exc:
+            problems.extend((f".{code}{path}", text) for path, text in _explain(exc))
+    if problems:
+        raise _Problem(items=problems)
+    return MappingProxyType(severities)
+
+
+@attrs.frozen
+class _Options:
+    """The external shape of one source; None means the key was not given."""
+
+    layout: LayoutName | None = None
+    primary_folder: str | None = attrs.field(
+        default=None, metadata={_STRUCTURE_HOOK: _structure_path}
+    )
+    additional_folders: tuple[FolderSetting, ...] | None = attrs.field(
+        default=None, metadata={_STRUCTURE_HOOK: _structure_additional_folders}
+    )
+    global_folder: str | None = attrs.field(
+        default=None, metadata={_STRUCTURE_HOOK: _structure_path}
+    )
+    max_memory_bytes: int | None = attrs.field(
+        default=None, metadata={_STRUCTURE_HOOK: _structure_positive_int}
+    )
+    diagnostics: Mapping[str, Severity] | None = attrs.field(
+        default=None, metadata={_STRUCTURE_HOOK: _structure_diagnostics}
+    )
+
+
+_OPTION_KEYS: frozenset[str] = frozenset(_camel(field.name) for field in attrs.fields(_Options))
+
+
+def _camel_case_structure_hook(cls: type[Any]) -> Callable[[Any, Any], Any]:
+    """Structure an attrs class from camelCase keys, with per-field hooks from metadata."""
+    overrides = {
+        field.name: override(
+            rename=_camel(field.name), struct_hook=field.metadata.get(_STRUCTURE_HOOK)
+        )
+        for field in attrs.fields(cls)
+    }
+    return make_dict_structure_fn(cls, _converter, **overrides)  # type: ignore[arg-type]
+
+
+# Strict: cattrs would otherwise coerce 5 to "5" and "x" to True, hiding mistakes.
+_converter = cattrs.Converter(detailed_validation=True, forbid_extra_keys=True)
+_converter.register_structure_hook(str, _structure_str)
+_converter.register_structure_hook(bool, _structure_bool)
+_converter.register_structure_hook(int, _structure_int)
+_converter.register_structure_hook_factory(_is_literal, _literal_hook)
+_converter.register_structure_hook_factory(attrs.has, _camel_case_structure_hook)
+
+
+def _explain(exc: BaseException) -> list[tuple[str, str]]:
+    """Flatten a structuring error into (relative path, description) pairs."""
+    if isinstance(exc, _Problem):
+        return list(exc.items)
+    if isinstance(exc, ClassValidationError):
+        with_notes, without = exc.group_exceptions()
+        found = [
+            (f".{_camel(note.name)}{path}", text)
+            for sub, note in with_notes
+            for path, text in _explain(sub)
+        ]
+        return found + [pair for sub in without for pair in _explain(sub)]
+    if isinstance(exc, IterableValidationError):
+        with_notes_i, without_i = exc.group_exceptions()
+        found = [
+            (f"[{note.index!r}]{path}", text)
+            for sub, note in with_notes_i
+            for path, text in _explain(sub)
+        ]
+        return found + [pair for sub in without_i for pair in _explain(sub)]
+    if isinstance(exc, ForbiddenExtraKeysError):
+        known = ", ".join(_show(_camel(field.name)) for field in attrs.fields(exc.cl))
+        extra = ", ".join(_show(key) for key in sorted(exc.extra_fields))
+        return [("", f"unknown key {extra} (allowed: {known})")]
+    if isinstance(exc, KeyError):
+        # cattrs notes the missing field on the error, so the path already names it.
+        return [("", "required key missing")]
+    return [("", f"invalid value ({exc})")]
+
+
+def _format_path(path: str, display: Mapping[str, str]) -> str:
+    """Turn ".additionalFolders[0].path" into "additionalFolders[0].path", renaming the key."""
+    path = path.removeprefix(".")
+    end = min((i for i in (path.find("."), path.find("[")) if i >= 0), default=len(path))
+    key = path[:end]
+    return display.get(key, key) + path[end:]
+
+
+def _parse(raw: object, source: str, display: Mapping[str, str]) -> Layer:
+    if raw is None:
+        return Layer(source=source, values={}, unknown_keys=())
+    if not isinstance(raw, Mapping):
+        raise ConfigError(source, [f"expected an object of settings, got {_show(raw)}"])
+
+    unknown: list[str] = []
+    given: dict[str, object] = {}
+    for key, value in raw.items():
+        if not isinstance(key, str) or key not in _OPTION_KEYS:
+            unknown.append(str(key))
+        elif value is not None:
+            # null means "left out": the lower source keeps its value (SPEC 3.6).
+            given[key] = value
+
+    diagnostics = given.get("diagnostics")
+    if isinstance(diagnostics, Mapping):
+        known_codes: dict[str, object] = {}
+        for code, severity in diagnostics.items():
+            if not isinstance(code, str) or code not in DIAGNOSTIC_CODES:
+                unknown.append(f"diagnostics.{code}")
+            elif severity is not None:
+                known_codes[code] = severity
+        given["diagnostics"] = known_codes
+
+    try:
+        options = _converter.structure(given, _Options)
+    except Exception as exc:
+        problems = [f"{_format_path(path, display)}: {text}" for path, text in _explain(exc)]
+        raise ConfigError(source, problems) from exc
+
+    values: dict[str, object] = {}
+    for field in attrs.fields(_Options):
+        value = getattr(options, field.name)
+        if value is not None:
+            values[field.name] = value
+    if values.get("diagnostics") == {}:
+        del values["diagnostics"]
+    if "global_folder" in values:
+        values["global_enabled"] = True
+    elif "globalFolder" in raw and raw["globalFolder"] is None:
+        values["global_enabled"] = False
+    return Layer(source=source, values=values, unknown_keys=tuple(unknown))
+
+
+# --- public API ------------------------------------------------------------------------
+
+
+def parse_layer(raw: object, source: str) -> Layer:
+    """Validate the settings one source sent (camelCase keys) into a Layer."""
+    return _parse(raw, source, {})
+
+
+def parse_additional_folders_arg(text: str) -> tuple[FolderSetting, ...]:
+    """Parse the --additional-folders flag: comma-separated paths, ":ro" marks read-only."""
+    try:
+        return _parse_folder_list(text)
+    except _Problem as exc:
+        raise ConfigError(
+            CLI_SOURCE, [f"--additional-folders: {why}" for _, why in exc.items]
+        ) from exc
+
+
+def cli_layer(
+    *,
+    layout: str | None = None,
+    primary_folder: str | None = None,
+    additional_folders: str | None = None,
+    global_folder: str | None = None,
+    no_global: bool = False,
+    max_memory_bytes: int | None = None,
+) -> Layer:
+    """Build the layer for the server and CLI flags."""
+    if no_global and global_folder is not None:
+        raise ConfigError(CLI_SOURCE, ["--no-global and --global-folder cannot be used together"])
+    raw: dict[str, object] = {
+        key: value
+        for key, value in (
+            ("layout", layout),
+            ("primaryFolder", primary_folder),
+            ("additionalFolders", additional_folders),
+            ("globalFolder", global_folder),
+            ("maxMemoryBytes", max_memory_bytes),
+        )
+        if value is not None
+    }
+    if no_global:
+        raw["globalFolder"] = None
+    return _parse(raw, CLI_SOURCE, _CLI_FLAG_NAMES)
+
+
+def merge_layers(*layers: Layer) -> Settings:
+    """Merge layers, lowest precedence first, key by key over the defaults."""
+    values: dict[str, object] = {}
+    severities: dict[str, Severity] = {}
+    for layer in layers:
+        for key, value in layer.values.items():
+            if key == "diagnostics":
+                # Per code: a source that sets one code keeps the others from below.
+                severities.update(cast(Mapping[str, Severity], value))
+            else:
+                values[key] = value
+    global_enabled = cast(bool, values.get("global_enabled", True))
+    return Settings(
+        layout=cast("LayoutName | None", values.get("layout")),
+        primary_folder=cast("str | None", values.get("primary_folder")),
+        additional_folders=cast("tuple[FolderSetting, ...]", values.get("additional_folders", ())),
+        # A disabled global scope has no folder, even if a lower source named one.
+        global_folder=cast("str | None", values.get("global_folder")) if global_enabled else None,
+        global_enabled=global_enabled,
+        max_memory_bytes=cast(int, values.get("max_memory_bytes", DEFAULT_MAX_MEMORY_BYTES)),
+        diagnostics=severities,
+    )
