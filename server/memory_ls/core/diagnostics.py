@@ -80,8 +80,12 @@ def reference_diagnostics(
         problem = name_problem(ref.name)
         if problem:
             found.append(
-                Diagnostic(*at, "broken-link", f"[[{ref.name}]] is not a valid memory name: {problem}.",
-                           data={"name": ref.name, "isGlobal": ref.is_global})
+                Diagnostic(
+                    *at,
+                    "broken-link",
+                    f"[[{ref.name}]] is not a valid memory name: {problem}.",
+                    data={"name": ref.name, "isGlobal": ref.is_global},
+                )
             )
             continue
         if not index.has(ref.name, ref.is_global):
@@ -149,7 +153,9 @@ def memory_diagnostics(
         )
     if doc is not None and doc.problem is not None:
         line = doc.problem.line
-        found.append(Diagnostic(memory.path, line, 0, line, 0, "invalid-frontmatter", doc.problem.message))
+        found.append(
+            Diagnostic(memory.path, line, 0, line, 0, "invalid-frontmatter", doc.problem.message)
+        )
     if problem is None and memory.scope == "project" and not has_topic(memory.name):
         prefix = unknown_prefix(memory.name, config.additional)
         if prefix:
@@ -175,7 +181,9 @@ def memory_diagnostics(
     return found
 
 
-def apply_severities(diagnostics: Iterable[Diagnostic], severities: Mapping[str, Severity]) -> list[Diagnostic]:
+def apply_severities(
+    diagnostics: Iterable[Diagnostic], severities: Mapping[str, Severity]
+) -> list[Diagnostic]:
     """Give each diagnostic its configured severity; drop the codes turned off."""
     result = []
     for diagnostic in diagnostics:

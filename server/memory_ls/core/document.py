@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from frontmatter.default_handlers import YAMLHandler
@@ -15,12 +15,12 @@ MANAGED_KEYS = ("tags", "created_at", "updated_at")
 MAX_FRONTMATTER_CHARS = 65536
 _FENCE = "---"
 
-try:  # the C loader and dumper are several times faster; python-frontmatter prefers them too
-    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
-    _BaseDumper: type[yaml.SafeDumper] = yaml.CSafeDumper  # type: ignore[assignment]
-except AttributeError:  # PyYAML built without libyaml
-    _Loader = yaml.SafeLoader
+# The C loader and dumper are several times faster; python-frontmatter prefers them too.
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+if TYPE_CHECKING:
     _BaseDumper = yaml.SafeDumper
+else:
+    _BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 class _Dumper(_BaseDumper):
@@ -156,7 +156,7 @@ def metadata_problem(metadata: Mapping[str, Any], raw: str = "") -> FrontmatterP
 
 
 def _key_line(raw: str, key: str) -> int:
-    """The 0-based file line of a top-level key in the frontmatter (1 is the first line after ---)."""
+    """The 0-based file line of a top-level frontmatter key (line 1 follows the `---`)."""
     for index, line in enumerate(raw.splitlines()):
         if line.startswith(f"{key}:"):
             return index + 1

@@ -84,7 +84,7 @@ def normalize_input(raw: str) -> tuple[str, bool]:
 
 
 def parse_name(raw: object) -> ParsedName:
-    """Normalise and validate a name given by a user or agent; raise InvalidName if it breaks the rules."""
+    """Normalise and validate a name from a user or agent; InvalidName if it breaks the rules."""
     if not isinstance(raw, str):
         raise InvalidName(f"A memory name must be a string, not {type(raw).__name__}.")
     name, is_global = normalize_input(raw)

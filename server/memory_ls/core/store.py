@@ -402,7 +402,9 @@ class Store:
                 doc = parse_document(text)
                 new_body, count = _rewrite_body(doc, points_here, new_text)
                 if count:
-                    atomic_write(memory.path, render(update_document(doc, new_body)), memory.folder.real)
+                    atomic_write(
+                        memory.path, render(update_document(doc, new_body)), memory.folder.real
+                    )
                     total += count
         return total
 
@@ -430,7 +432,9 @@ class Store:
         resolved.sort(key=lambda r: (r.memory.name, r.memory.path))
         return resolved
 
-    def list(self, scope: object = None, tags: object = None, prefix: object = None) -> dict[str, Any]:
+    def list_memories(
+        self, scope: object = None, tags: object = None, prefix: object = None
+    ) -> dict[str, Any]:
         """Memories in a scope, filtered by tags (all must match) and name prefix."""
         where = check_scope(scope, allow_all=True)
         wanted = _check_tags(tags) or []
@@ -503,7 +507,7 @@ class Store:
     # ----- export and import ---------------------------------------------------------
 
     def export(self, scope: object = None) -> list[dict[str, Any]]:
-        """Every resolved memory as a record `{name, content, tags, created_at, updated_at, scope}`."""
+        """Every resolved memory as a record (name, content, tags, timestamps, scope)."""
         where = check_scope(scope, allow_all=True)
         records = []
         for item in self.resolve(where):
@@ -519,7 +523,11 @@ class Store:
                 "updated_at": iso(doc.metadata.get("updated_at")),
                 "scope": memory.scope,
             }
-            extra = {k: v for k, v in doc.metadata.items() if k not in ("tags", "created_at", "updated_at")}
+            extra = {
+                k: v
+                for k, v in doc.metadata.items()
+                if k not in ("tags", "created_at", "updated_at")
+            }
             if extra:
                 # Not in the SPEC record shape, but dropping the author's keys would lose data.
                 record["metadata"] = jsonable(extra)
@@ -527,7 +535,7 @@ class Store:
         return records
 
     def import_records(self, records: object, *, overwrite: bool = False) -> dict[str, Any]:
-        """Save exported records (routed like `save`); existing names are skipped unless overwrite."""
+        """Save exported records, routed like `save`; existing names skipped unless overwrite."""
         checked = _check_records(records)
         imported: list[dict[str, Any]] = []
         skipped: list[str] = []
@@ -554,7 +562,7 @@ class Store:
 
 
 def scan_folder(folder: Folder, skip: Iterable[str] = ()) -> list[MemoryFile]:
-    """Markdown files under a folder; other configured folders, hidden folders and links out are skipped."""
+    """Markdown files under a folder, skipping other configured folders, hidden ones, links out."""
     skip_set = set(skip)
     found: list[MemoryFile] = []
     pending = [(folder.path, "")]
@@ -745,4 +753,3 @@ def _check_records(records: object) -> list[dict[str, Any]]:
             raise InvalidArguments(f"{where}: metadata must be an object.")
         checked.append(record)
     return checked
-

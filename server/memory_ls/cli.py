@@ -1,0 +1,416 @@
+"""The `memory-ls` command-line tool (SPEC 4): a thin front end on the core store."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn, TextIO
+
+from memory_ls import __version__
+from memory_ls.config import ConfigError, Layer, cli_layer, merge_layers
+from memory_ls.core.errors import InvalidArguments, MemoryStoreError
+from memory_ls.core.folders import StoreConfig, resolve_store_config
+from memory_ls.core.store import Store
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+EXIT_REFUSED = 3
+SCOPE_CHOICES = ("project", "global")
+LIST_SCOPE_CHOICES = ("project", "global", "all")
+
+
+class UsageError(Exception):
+    """A mistake in how the tool was called (exit status 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the tool's own usage-error exit status and message prefix."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"memory-ls: usage error: {message}\n")
+
+
+def _store_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    """Options accepted before or after the command (SPEC 4)."""
+    # After the command the defaults must not override what was given before it.
+    default: Any = argparse.SUPPRESS if suppress else None
+    flag_default: Any = argparse.SUPPRESS if suppress else False
+    group = parser.add_argument_group("store options")
+    group.add_argument("--root", metavar="DIR", default=default, help="workspace root (default: .)")
+    group.add_argument("--layout", choices=("serena", "aicoder"), default=default)
+    group.add_argument("--primary-folder", metavar="PATH", default=default)
+    group.add_argument(
+        "--additional-folders",
+        metavar="A,B",
+        default=default,
+        help='comma-separated; an entry ending in ":ro" is read-only',
+    )
+    group.add_argument("--global-folder", metavar="PATH", default=default)
+    group.add_argument(
+        "--no-global", action="store_true", default=flag_default, help="disable the global scope"
+    )
+    group.add_argument("--max-memory-bytes", metavar="N", type=int, default=default)
+    group.add_argument(
+        "--json", action="store_true", default=flag_default, help="print the result object as JSON"
+    )
+
+
+def _scope(parser: argparse.ArgumentParser, choices: Sequence[str] = SCOPE_CHOICES) -> None:
+    parser.add_argument("--scope", choices=choices, default=None)
+
+
+def _tags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--tag", dest="tags", action="append", metavar="T", help="repeatable; all must match"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the tool."""
+    parser = _Parser(
+        prog="memory-ls",
+        description="Memories of AI coding agents: store, check and serve them by the same rules.",
+    )
+    parser.add_argument("--version", action="version", version=f"memory-ls {__version__}")
+    _store_options(parser, suppress=False)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands.required = True
+
+    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        _store_options(sub, suppress=True)
+        return sub
+
+    serve = command("serve", "start the language server (stdio unless --tcp)")
+    serve.add_argument("--tcp", metavar="HOST:PORT", default=None)
+
+    check = command("check", "report diagnostics for the store or the given Markdown files")
+    check.add_argument("paths", nargs="*", metavar="PATH")
+
+    listing = command("list", "list memories")
+    _scope(listing, LIST_SCOPE_CHOICES)
+    _tags(listing)
+    listing.add_argument("--prefix", metavar="P")
+
+    read = command("read", "print a memory")
+    read.add_argument("name", metavar="NAME")
+    _scope(read)
+
+    save = command("save", "create or overwrite a memory (content from --file or stdin)")
+    save.add_argument("name", metavar="NAME")
+    save.add_argument("--file", metavar="F")
+    _tags(save)
+    _scope(save)
+
+    edit = command("edit", "change a memory in place")
+    edit.add_argument("name", metavar="NAME")
+    _scope(edit)
+    edit.add_argument("--needle", metavar="N")
+    edit.add_argument("--replacement", metavar="R")
+    edit.add_argument("--regex", action="store_true")
+    edit.add_argument("--allow-multiple", action="store_true")
+    edit.add_argument("--file", metavar="F", help="new body (else stdin, when no --needle)")
+
+    delete = command("delete", "delete a memory")
+    delete.add_argument("name", metavar="NAME")
+    _scope(delete)
+
+    move = command("move", "rename a memory (re-routed) and rewrite references to it")
+    move.add_argument("name", metavar="NAME")
+    move.add_argument("new_name", metavar="NEW_NAME")
+    _scope(move)
+
+    search = command("search", "full-text search over names and bodies")
+    search.add_argument("query", metavar="QUERY")
+    _tags(search)
+    _scope(search, LIST_SCOPE_CHOICES)
+    search.add_argument("--limit", type=int, metavar="N")
+
+    route = command("route", "show where a save of NAME would go (dry run)")
+    route.add_argument("name", metavar="NAME")
+    _scope(route)
+
+    tags = command("tags", "tags in use, with counts")
+    _scope(tags, LIST_SCOPE_CHOICES)
+
+    export = command("export", "write every memory as records")
+    _scope(export, LIST_SCOPE_CHOICES)
+    export.add_argument("--format", choices=("json", "jsonl"), default="json")
+    export.add_argument("--output", metavar="F")
+
+    imp = command("import", "save records from an export (routed like save)")
+    imp.add_argument("file", metavar="FILE", help="a JSON array or JSON Lines file; - for stdin")
+    imp.add_argument("--overwrite", action="store_true")
+    return parser
+
+
+def layer_from_args(args: argparse.Namespace) -> Layer:
+    """The settings layer given by the store options."""
+    return cli_layer(
+        layout=args.layout,
+        primary_folder=args.primary_folder,
+        additional_folders=args.additional_folders,
+        global_folder=args.global_folder,
+        no_global=bool(args.no_global),
+        max_memory_bytes=args.max_memory_bytes,
+    )
+
+
+def _read_input(path: str | None, stdin: TextIO) -> str:
+    """Content from a file, or standard input when it is not a terminal."""
+    if path is not None:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                return handle.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read {path}: {exc}") from exc
+    if stdin.isatty():
+        raise UsageError("give the content with --file F or on standard input")
+    return stdin.read()
+
+
+def _relative(path: str, root: str) -> str:
+    """A path relative to the root where it is inside it, else absolute."""
+    relative = os.path.relpath(path, root)
+    return path if relative.startswith("..") else relative
+
+
+def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    """Run the tool; return the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        layer = layer_from_args(args)
+        if args.command == "serve":
+            return _serve(args, layer)
+        settings = merge_layers(layer)
+        config = resolve_store_config(settings, args.root or os.getcwd())
+        for missing in config.missing_additional:
+            print(
+                f"memory-ls: warning: additional folder {missing} does not exist; skipped",
+                file=stderr,
+            )
+        return _dispatch(args, Store(config), stdin, stdout, stderr)
+    except ConfigError as exc:
+        print(f"memory-ls: usage error: {exc}", file=stderr)
+        return EXIT_USAGE
+    except UsageError as exc:
+        print(f"memory-ls: usage error: {exc}", file=stderr)
+        return EXIT_USAGE
+    except InvalidArguments as exc:
+        print(f"memory-ls: error: [{exc.code}] {exc.message}", file=stderr)
+        return EXIT_USAGE
+    except MemoryStoreError as exc:
+        print(f"memory-ls: error: [{exc.code}] {exc.message}", file=stderr)
+        return EXIT_REFUSED
+
+
+def _serve(args: argparse.Namespace, layer: Layer) -> int:
+    tcp: tuple[str, int] | None = None
+    if args.tcp:
+        host, _, port = args.tcp.rpartition(":")
+        if not host or not port.isdigit():
+            raise UsageError(f"--tcp wants HOST:PORT, not {args.tcp!r}")
+        tcp = (host, int(port))
+    if args.root:
+        os.chdir(args.root)
+    from memory_ls.lsp.server import serve  # the server's imports stay off other commands' path
+
+    serve(layer, tcp=tcp)
+    return EXIT_OK
+
+
+def _dispatch(
+    args: argparse.Namespace, store: Store, stdin: TextIO, stdout: TextIO, stderr: TextIO
+) -> int:
+    """Run one store command and print its result."""
+    command = args.command
+    if command == "check":
+        return _check(args, store, stdout, stderr)
+    if command == "export":
+        return _export(args, store, stdout)
+    result: dict[str, Any]
+    if command == "list":
+        result = store.list_memories(args.scope, args.tags, args.prefix)
+    elif command == "read":
+        result = store.read(args.name, args.scope)
+    elif command == "save":
+        result = store.save(args.name, _read_input(args.file, stdin), args.tags, args.scope)
+    elif command == "edit":
+        result = _edit(args, store, stdin)
+    elif command == "delete":
+        result = store.delete(args.name, args.scope)
+    elif command == "move":
+        result = store.move(args.name, args.new_name, args.scope)
+    elif command == "search":
+        result = store.search(args.query, args.tags, args.scope, args.limit)
+    elif command == "route":
+        result = store.route(args.name, args.scope)
+    elif command == "tags":
+        result = store.tags(args.scope)
+    elif command == "import":
+        result = store.import_records(_load_records(args.file, stdin), overwrite=args.overwrite)
+    else:  # pragma: no cover - argparse only lets known commands through
+        raise UsageError(f"unknown command {command}")
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2), file=stdout)
+    else:
+        print(_human(command, result, store.config), file=stdout)
+    return EXIT_OK
+
+
+def _edit(args: argparse.Namespace, store: Store, stdin: TextIO) -> dict[str, Any]:
+    if args.needle is not None or args.replacement is not None:
+        if args.needle is None or args.replacement is None:
+            raise UsageError("--needle and --replacement go together")
+        if args.file is not None:
+            raise UsageError("give --needle/--replacement or --file, not both")
+        return store.edit(
+            args.name,
+            args.scope,
+            needle=args.needle,
+            replacement=args.replacement,
+            mode="regex" if args.regex else "literal",
+            allow_multiple=args.allow_multiple,
+        )
+    if args.regex or args.allow_multiple:
+        raise UsageError("--regex and --allow-multiple need --needle and --replacement")
+    return store.edit(args.name, args.scope, content=_read_input(args.file, stdin))
+
+
+def _check(args: argparse.Namespace, store: Store, stdout: TextIO, stderr: TextIO) -> int:
+    from memory_ls.core.diagnostics import check_store
+
+    for path in args.paths:
+        if not os.path.exists(path):
+            raise UsageError(f"no such file or folder: {path}")
+    diagnostics = check_store(store, args.paths)
+    root = store.config.root
+    if args.json:
+        rows = [
+            {
+                "path": d.path,
+                "line": d.line + 1,
+                "column": d.col + 1,
+                "endLine": d.end_line + 1,
+                "endColumn": d.end_col + 1,
+                "severity": d.severity,
+                "code": d.code,
+                "message": d.message,
+            }
+            for d in diagnostics
+        ]
+        print(json.dumps({"diagnostics": rows}, ensure_ascii=False, indent=2), file=stdout)
+    else:
+        for d in diagnostics:
+            print(
+                f"{_relative(d.path, root)}:{d.line + 1}:{d.col + 1}: "
+                f"{d.severity} {d.code} {d.message}",
+                file=stdout,
+            )
+    counts = {s: sum(1 for d in diagnostics if d.severity == s) for s in ("error", "warning")}
+    others = len(diagnostics) - counts["error"] - counts["warning"]
+    print(
+        f"memory-ls: {counts['error']} error(s), {counts['warning']} warning(s), {others} note(s)",
+        file=stderr,
+    )
+    return EXIT_FINDINGS if counts["error"] or counts["warning"] else EXIT_OK
+
+
+def _export(args: argparse.Namespace, store: Store, stdout: TextIO) -> int:
+    records = store.export(args.scope)
+    if args.format == "jsonl":
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    else:
+        text = json.dumps(records, ensure_ascii=False, indent=2) + "\n"
+    if args.output:
+        try:
+            with open(args.output, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        except OSError as exc:
+            raise UsageError(f"cannot write {args.output}: {exc}") from exc
+    else:
+        stdout.write(text)
+    return EXIT_OK
+
+
+def _load_records(path: str, stdin: TextIO) -> list[Any]:
+    """Records from a JSON array or JSON Lines."""
+    if path == "-":
+        text = stdin.read()
+    else:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read {path}: {exc}") from exc
+    stripped = text.strip()
+    try:
+        if stripped.startswith("["):
+            records = json.loads(stripped)
+        else:
+            records = [json.loads(line) for line in stripped.splitlines() if line.strip()]
+    except json.JSONDecodeError as exc:
+        raise InvalidArguments(f"{path} is not a JSON array or JSON Lines: {exc}") from exc
+    if not isinstance(records, list):
+        raise InvalidArguments(f"{path} does not hold a list of records")
+    return records
+
+
+def _human(command: str, result: dict[str, Any], config: StoreConfig) -> str:
+    """The short human-readable form of a result."""
+    root = config.root
+
+    def rel(path: str) -> str:
+        return _relative(path, root)
+
+    if command == "save":
+        state = "created" if result["created"] else "updated"
+        return (
+            f"{result['name']} -> {rel(result['path'])} ({state}; routed by {result['routedBy']})"
+        )
+    if command == "read":
+        return str(result["content"]).rstrip("\n")
+    if command == "edit":
+        return f"{result['name']}: {result['replacements']} replacement(s) in {rel(result['path'])}"
+    if command == "delete":
+        return f"deleted {result['name']} ({rel(result['path'])})"
+    if command == "move":
+        return (
+            f"{result['name']} -> {result['newName']} ({rel(result['path'])}); "
+            f"{result['updatedReferences']} reference(s) updated"
+        )
+    if command == "route":
+        state = "exists" if result["exists"] else "new"
+        return (
+            f"{result['name']} -> {rel(result['path'])} ({state}; routed by {result['routedBy']})"
+        )
+    if command == "list":
+        lines = []
+        for memory in result["memories"]:
+            tags = f"  [{', '.join(memory['tags'])}]" if memory["tags"] else ""
+            flags = " (read-only)" if memory["readOnly"] else ""
+            shadow = f" (shadows {len(memory['shadows'])})" if memory["shadows"] else ""
+            folder = rel(memory["folder"])
+            lines.append(f"{memory['name']}  {memory['scope']}:{folder}{tags}{flags}{shadow}")
+        return "\n".join(lines) if lines else "(no memories)"
+    if command == "search":
+        rows = [f"{r['name']}:{r['line']}: {r['text']}" for r in result["results"]]
+        return "\n".join(rows) if rows else "(no matches)"
+    if command == "tags":
+        rows = [f"{t['count']:>5}  {t['tag']}" for t in result["tags"]]
+        return "\n".join(rows) if rows else "(no tags)"
+    if command == "import":
+        lines = [f"imported {r['name']} -> {rel(r['path'])}" for r in result["imported"]]
+        lines += [f"skipped {name} (exists; use --overwrite)" for name in result["skipped"]]
+        return "\n".join(lines) if lines else "(nothing to import)"
+    return json.dumps(result, ensure_ascii=False, indent=2)
+
+
+def main(argv: Sequence[str] | None = None) -> NoReturn:
+    """Entry point of the `memory-ls` command."""
+    sys.exit(run(sys.argv[1:] if argv is None else argv, sys.stdin, sys.stdout, sys.stderr))

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Set up and run memory-ls: `python3 tasks.py demo` or `python3 tasks.py test`.
+
+Needs only Python 3.10+ and pip: everything else is installed into `.venv/` here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
+EXAMPLE_FLAGS = [
+    "--additional-folders",
+    "shared/feature,shared/feature_builder,shared/spec,shared/vendor:ro",
+    "--global-folder",
+    "../global-memories",
+    "--max-memory-bytes",
+    "4096",
+]
+# Debian packages the end-to-end tests drive (a real Neovim).
+SYSTEM_PACKAGES = {"nvim": "neovim"}
+
+
+def run(*command: str | Path, check: bool = True, cwd: Path = ROOT, **kwargs: object) -> int:
+    """Run a command, echoing it, and stop on failure when `check`."""
+    print("+", " ".join(str(c) for c in command), flush=True)
+    code = subprocess.call([str(c) for c in command], cwd=cwd, **kwargs)  # type: ignore[call-overload]
+    if check and code != 0:
+        sys.exit(code)
+    return int(code)
+
+
+def setup(extras: str = "") -> None:
+    """Create `.venv` and install the project into it (again only when pyproject.toml changed)."""
+    if not PYTHON.exists():
+        run(sys.executable, "-m", "venv", VENV)
+    stamp = VENV / f".installed{extras or '-base'}"
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text() == digest:
+        return
+    run(PYTHON, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
+    target = f".[{extras}]" if extras else "."
+    run(PYTHON, "-m", "pip", "install", "--quiet", "-e", target)
+    stamp.write_text(digest)
+
+
+def system_packages() -> None:
+    """Install the Debian packages the tests need, where we may (root with apt-get)."""
+    missing = [pkg for tool, pkg in SYSTEM_PACKAGES.items() if shutil.which(tool) is None]
+    if not missing:
+        return
+    if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
+        run("apt-get", "update", "-qq")
+        run(
+            "apt-get",
+            "install",
+            "-y",
+            "-qq",
+            "--no-install-recommends",
+            *missing,
+            env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
+        )
+    else:
+        sys.exit(
+            f"Install these packages first (they are needed by the tests): {' '.join(missing)}"
+        )
+
+
+def demo() -> None:
+    """Run the command-line tool on a copy of the example workspace."""
+    setup()
+    memory_ls = BIN / "memory-ls"
+    scratch = Path(tempfile.mkdtemp(prefix="memory-ls-demo-"))
+    shutil.copytree(ROOT / "examples", scratch / "examples")
+    workspace = scratch / "examples" / "workspace"
+
+    def tool(*args: str, check: bool = True, stdin: str | None = None) -> None:
+        print(f"\n$ memory-ls {' '.join(args)}", flush=True)
+        subprocess.run(
+            [str(memory_ls), *args, *EXAMPLE_FLAGS],
+            cwd=workspace,
+            input=stdin,
+            text=True,
+            check=check,
+        )
+
+    print(f"Example workspace copied to {workspace}")
+    print("Flags used below:", " ".join(EXAMPLE_FLAGS))
+    tool("list")
+    for name in (
+        "FEATURE_auth",
+        "FEATURE_BUILDER_x",
+        "SPEC_new_doc",
+        "Feature_auth",
+        "regular_name",
+    ):
+        tool("route", name)
+    tool(
+        "save",
+        "FEATURE_auth",
+        "--tag",
+        "auth",
+        stdin="# Auth feature\n\nSee [[SPEC_payments_api]].\n",
+    )
+    tool("read", "FEATURE_auth")
+    tool("move", "SPEC_payments_api", "SPEC_payments_v2")
+    tool("search", "payments", "--limit", "5")
+    tool("save", "../../etc/passwd", check=False, stdin="no")
+    tool("check", check=False)
+    print(f"\nDone. The copy is left in {scratch} to look at.")
+
+
+def test() -> None:
+    """Lint, type-check and run every test."""
+    system_packages()
+    setup("dev")
+    run(PYTHON, "-m", "ruff", "format", "--check", "server", "tests", "tasks.py")
+    run(PYTHON, "-m", "ruff", "check", "server", "tests", "tasks.py")
+    run(PYTHON, "-m", "mypy")
+    run(PYTHON, "-m", "pytest", "-p", "no:cacheprovider", *sys.argv[2:])
+
+
+def main() -> None:
+    """Dispatch the task named on the command line."""
+    tasks = {"demo": demo, "test": test}
+    if len(sys.argv) < 2 or sys.argv[1] not in tasks:
+        sys.exit(f"usage: python3 tasks.py {{{'|'.join(tasks)}}} [pytest args]")
+    tasks[sys.argv[1]]()
+
+
+if __name__ == "__main__":
+    main()
