@@ -414,3 +414,7 @@ def _human(command: str, result: dict[str, Any], config: StoreConfig) -> str:
 def main(argv: Sequence[str] | None = None) -> NoReturn:
     """Entry point of the `memory-ls` command."""
     sys.exit(run(sys.argv[1:] if argv is None else argv, sys.stdin, sys.stdout, sys.stderr))
+
+
+if __name__ == "__main__":
+    main()

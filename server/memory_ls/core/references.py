@@ -12,6 +12,7 @@ from memory_ls.core.names import GLOBAL_PREFIX, name_problem, normalize_input
 _WIKI = re.compile(r"\[\[([^\[\]|\n]*)(?:\|([^\[\]\n]*))?\]\]")
 _MEM = re.compile(r"`mem:([^`\n]*)`")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,11 @@ def iter_lines_outside_code(text: str, first_line: int = 0) -> Iterator[tuple[in
 def references_in_line(line: str, number: int) -> list[Reference]:
     """References on one line of text."""
     found: list[Reference] = []
+    # `[[x]]` written inside inline code is an example, not a link (as in Marksman).
+    spans = [m.span() for m in _CODE_SPAN.finditer(line)] if "`" in line else []
     for match in _WIKI.finditer(line):
+        if any(start <= match.start() < end for start, end in spans):
+            continue
         ref = _make(match.group(1), match.start(1), number, "wiki", match, match.group(2))
         if ref is not None:
             found.append(ref)

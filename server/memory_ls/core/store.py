@@ -205,6 +205,7 @@ class Store:
         created_at: object = None,
         updated_at: object = None,
         metadata: Mapping[str, Any] | None = None,
+        restore: bool = False,
     ) -> dict[str, Any]:
         """Create or overwrite a memory, routed by SPEC 2.4 (`memory.save`)."""
         parsed = parse_name(raw_name)
@@ -226,6 +227,8 @@ class Store:
                 existed = os.path.exists(path)
                 old = parse_document(read_text(path)) if existed else None
                 doc = _document_for_save(old, text, tag_list, metadata, created_at, updated_at)
+                if restore:
+                    doc = _with_timestamps(doc, created_at, updated_at)
                 data = render(doc)
                 self._check_size(data.encode("utf-8"), parsed.name)
                 if not existed and folder.kind != "additional":
@@ -536,28 +539,39 @@ class Store:
 
     def import_records(self, records: object, *, overwrite: bool = False) -> dict[str, Any]:
         """Save exported records, routed like `save`; existing names skipped unless overwrite."""
-        checked = _check_records(records)
-        imported: list[dict[str, Any]] = []
+        to_write: list[tuple[dict[str, Any], str]] = []
         skipped: list[str] = []
-        for record in checked:
-            scope = record.get("scope") or "project"
-            name = record["name"]
-            parsed = parse_name(name)
-            where = "global" if parsed.is_global else scope
+        # Every record is checked (name, route, size) before the first one is written.
+        for index, record in enumerate(_check_records(records)):
+            parsed = parse_name(record["name"])
+            where = "global" if parsed.is_global else (record.get("scope") or "project")
             if not overwrite and self.locate_all(parsed.name, where):
-                skipped.append(name)
+                skipped.append(record["name"])
                 continue
-            imported.append(
-                self.save(
-                    name,
-                    record["content"],
-                    record.get("tags") or None,
-                    where,
-                    created_at=record.get("created_at"),
-                    updated_at=record.get("updated_at"),
-                    metadata=record.get("metadata"),
+            _path, folder, _by = self._route(parsed.name, parsed.is_global, where)
+            if folder.read_only:
+                raise ReadOnly(
+                    f"record {index + 1}: {parsed.name!r} routes to the read-only folder "
+                    f"{folder.path}; nothing was imported."
                 )
+            try:
+                self._check_size(record["content"].encode("utf-8"), parsed.name)
+            except TooLarge as exc:
+                raise TooLarge(f"record {index + 1}: {exc.message} Nothing was imported.") from exc
+            to_write.append((record, where))
+        imported = [
+            self.save(
+                record["name"],
+                record["content"],
+                record.get("tags") or None,
+                where,
+                created_at=record.get("created_at"),
+                updated_at=record.get("updated_at"),
+                metadata=record.get("metadata"),
+                restore=True,
             )
+            for record, where in to_write
+        ]
         return {"imported": imported, "skipped": skipped}
 
 
@@ -624,6 +638,23 @@ def _document_for_save(
             doc.metadata["created_at"] = created
         if updated:
             doc.metadata["updated_at"] = updated
+    return doc
+
+
+def _with_timestamps(doc: Document, created_at: object, updated_at: object) -> Document:
+    """An imported memory gets exactly the timestamps it was exported with (or none)."""
+    if doc.problem is not None:
+        return doc
+    for key, value in (("created_at", created_at), ("updated_at", updated_at)):
+        stamp = parse_timestamp(value)
+        if stamp is None:
+            doc.metadata.pop(key, None)
+        else:
+            doc.metadata[key] = stamp
+            doc.raw_frontmatter = doc.raw_frontmatter or ""
+    if not doc.metadata:
+        # Nothing left to put in frontmatter: the memory stays plain.
+        doc.raw_frontmatter = None
     return doc
 
 

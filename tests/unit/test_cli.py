@@ -1,0 +1,300 @@
+"""The `memory-ls` command-line tool, run as a real process (SPEC 4)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE_FLAGS = [
+    "--additional-folders",
+    "shared/feature,shared/feature_builder,shared/spec,shared/vendor:ro",
+    "--global-folder",
+    "../global-memories",
+    "--max-memory-bytes",
+    "4096",
+]
+FOLDERS = EXAMPLE_FLAGS[:4]
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file under root with its bytes."""
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
+
+
+@pytest.fixture
+def example(tmp_path: Path) -> Path:
+    """A copy of the example workspace; returns the workspace folder."""
+    shutil.copytree(REPO / "examples", tmp_path / "examples")
+    return tmp_path / "examples" / "workspace"
+
+
+def cli(
+    cwd: Path, *args: str, stdin: str | None = None, flags: list[str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run memory-ls in `cwd` with the example's flags after the command."""
+    # HOME (and the lock files under it) lie outside the snapshotted example tree.
+    env = {**os.environ, "HOME": str(cwd.parent.parent / "home")}
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "memory_ls.cli",
+            *args,
+            *(EXAMPLE_FLAGS if flags is None else flags),
+        ],
+        cwd=cwd,
+        input=stdin if stdin is not None else "",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+
+
+def test_check_on_example_shows_every_diagnostic_and_exits_1(example: Path) -> None:
+    result = cli(example, "check")
+    assert result.returncode == 1, result.stderr
+    lines = result.stdout.splitlines()
+    codes = {line.split(": ", 1)[1].split()[1] for line in lines}
+    assert codes == {
+        "invalid-name",
+        "unknown-prefix",
+        "misrouted",
+        "too-large",
+        "broken-link",
+        "invalid-frontmatter",
+        "shadowed",
+    }
+    assert (
+        ".serena/memories/project_overview.md:14:29: warning broken-link "
+        "No memory named deployment_checklist"
+    ) in result.stdout
+    assert "2 error(s), 4 warning(s), 1 note(s)" in result.stderr
+
+
+def test_check_is_clean_when_problems_are_off_or_absent(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".serena" / "memories").mkdir(parents=True)
+    (ws / ".serena" / "memories" / "a.md").write_text("see [[b]]\n")
+    (ws / ".serena" / "memories" / "b.md").write_text("fine\n")
+    result = cli(ws, "check", flags=["--no-global"])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout == ""
+
+
+def test_check_given_paths_checks_only_those(example: Path) -> None:
+    result = cli(example, "check", "README.md")
+    # The workspace README links to an existing memory: no finding.
+    assert result.returncode == 0, result.stdout
+    result = cli(example, "check", ".serena/memories/project_overview.md")
+    assert result.returncode == 1
+    assert all("project_overview.md" in line for line in result.stdout.splitlines())
+
+
+def test_options_before_or_after_the_command(example: Path) -> None:
+    after = cli(example, "route", "FEATURE_BUILDER_x", "--json")
+    before = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "memory_ls.cli",
+            "--json",
+            *EXAMPLE_FLAGS,
+            "route",
+            "FEATURE_BUILDER_x",
+        ],
+        cwd=example,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HOME": str(example.parent / "home")},
+        check=True,
+    )
+    assert json.loads(after.stdout) == json.loads(before.stdout)
+    assert json.loads(after.stdout) == {
+        "name": "FEATURE_BUILDER_x",
+        "path": str(example / "shared" / "feature_builder" / "FEATURE_BUILDER_x.md"),
+        "folder": str(example / "shared" / "feature_builder"),
+        "routedBy": "prefix",
+        "exists": False,
+    }
+
+
+def test_json_results_have_the_server_shapes(example: Path) -> None:
+    saved = json.loads(
+        cli(example, "save", "FEATURE_new", "--tag", "x", "--json", stdin="zebra\n").stdout
+    )
+    assert set(saved) == {"name", "path", "scope", "folder", "created", "routedBy"}
+    assert saved["routedBy"] == "prefix" and saved["created"] is True
+    read = json.loads(cli(example, "read", "FEATURE_new", "--json").stdout)
+    assert set(read) == {
+        "name",
+        "path",
+        "scope",
+        "folder",
+        "content",
+        "tags",
+        "createdAt",
+        "updatedAt",
+        "readOnly",
+    }
+    assert read["content"] == "zebra\n" and read["tags"] == ["x"]
+    edited = json.loads(
+        cli(
+            example, "edit", "FEATURE_new", "--needle", "zebra", "--replacement", "okapi", "--json"
+        ).stdout
+    )
+    assert edited == {"name": "FEATURE_new", "path": saved["path"], "replacements": 1}
+    listed = json.loads(cli(example, "list", "--tag", "x", "--json").stdout)
+    assert [m["name"] for m in listed["memories"]] == ["FEATURE_new"]
+    assert set(listed["memories"][0]) == {
+        "name",
+        "path",
+        "scope",
+        "folder",
+        "tags",
+        "updatedAt",
+        "readOnly",
+        "shadows",
+    }
+    found = json.loads(cli(example, "search", "OKAPI", "--json").stdout)
+    assert found["results"][0]["name"] == "FEATURE_new"
+    assert set(found["results"][0]) == {"name", "path", "line", "text", "score"}
+    tags = json.loads(cli(example, "tags", "--json").stdout)
+    assert {"tag": "x", "count": 1} in tags["tags"]
+    moved = json.loads(cli(example, "move", "FEATURE_new", "SPEC_new", "--json").stdout)
+    assert moved["path"].endswith("shared/spec/SPEC_new.md") and moved["updatedReferences"] == 0
+    deleted = json.loads(cli(example, "delete", "SPEC_new", "--json").stdout)
+    assert deleted == {"name": "SPEC_new", "path": moved["path"]}
+    assert not Path(moved["path"]).exists()
+
+
+def test_edit_body_from_stdin_and_file(example: Path, tmp_path: Path) -> None:
+    assert cli(example, "edit", "suggested_commands", stdin="new body\n").returncode == 0
+    path = example / ".serena" / "memories" / "suggested_commands.md"
+    assert path.read_text() == "new body\n"
+    body = tmp_path / "body.md"
+    body.write_text("from file\n")
+    assert cli(example, "edit", "suggested_commands", "--file", str(body)).returncode == 0
+    assert path.read_text() == "from file\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "code"),
+    [
+        (["save", "../../etc/x"], "x", "invalid-name"),
+        (["read", "no_such_memory"], None, "not-found"),
+        (["move", "suggested_commands", "style_guide"], None, "exists"),
+        (["save", "vendor_sdk_notes"], "x", "read-only"),
+        (["save", "big"], "x" * 5000, "too-large"),
+        (["edit", "suggested_commands", "--needle", "zzz", "--replacement", "y"], None, "no-match"),
+        (
+            ["edit", "suggested_commands", "--needle", "make", "--replacement", "y"],
+            None,
+            "ambiguous-match",
+        ),
+    ],
+)
+def test_refusals_exit_3_with_code_and_change_nothing(
+    example: Path, args: list[str], stdin: str | None, code: str
+) -> None:
+    before = snapshot(example.parent)
+    result = cli(example, *args, stdin=stdin)
+    assert result.returncode == 3, result.stderr
+    assert result.stderr.startswith(f"memory-ls: error: [{code}] ")
+    assert result.stdout == ""
+    assert snapshot(example.parent) == before
+
+
+def test_global_save_with_global_scope_disabled_is_refused(example: Path) -> None:
+    before = snapshot(example.parent)
+    result = cli(example, "save", "global/x", "--no-global", stdin="x", flags=[])
+    assert result.returncode == 3
+    assert result.stderr.startswith("memory-ls: error: [outside-store] ")
+    assert snapshot(example.parent) == before
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["bogus"],
+        [],
+        ["read"],
+        ["list", "--scope", "nowhere"],
+        ["edit", "x", "--needle", "a"],
+        ["check", "does/not/exist.md"],
+        ["list", "--layout", "vim"],
+    ],
+)
+def test_usage_errors_exit_2(example: Path, args: list[str]) -> None:
+    before = snapshot(example.parent)
+    result = cli(example, *args, flags=[])
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "memory-ls: usage error" in result.stderr
+    assert snapshot(example.parent) == before
+
+
+def test_export_then_import_gives_back_the_same_memories(example: Path, tmp_path: Path) -> None:
+    for fmt in ("json", "jsonl"):
+        out = tmp_path / f"export.{fmt}"
+        exported = cli(
+            example,
+            "export",
+            "--scope",
+            "project",
+            "--format",
+            fmt,
+            "--output",
+            str(out),
+            flags=FOLDERS,
+        )
+        assert exported.returncode == 0, exported.stderr
+        fresh = tmp_path / f"fresh-{fmt}"
+        for sub in ("shared/feature", "shared/feature_builder", "shared/spec", "shared/vendor"):
+            (fresh / sub).mkdir(parents=True)
+        imported = cli(fresh, "import", str(out), "--json", flags=FOLDERS)
+        assert imported.returncode == 0, imported.stderr
+        again = cli(fresh, "export", "--scope", "project", flags=FOLDERS).stdout
+        original = cli(example, "export", "--scope", "project", flags=FOLDERS).stdout
+        assert len(json.loads(original)) == 12
+        assert _by_name(json.loads(again)) == _by_name(json.loads(original))
+
+
+def _by_name(records: list[dict[str, object]]) -> dict[object, dict[str, object]]:
+    return {r["name"]: r for r in records}
+
+
+def test_import_skips_existing_unless_overwrite(example: Path, tmp_path: Path) -> None:
+    records = tmp_path / "r.jsonl"
+    records.write_text(json.dumps({"name": "suggested_commands", "content": "replaced\n"}) + "\n")
+    result = json.loads(cli(example, "import", str(records), "--json").stdout)
+    assert result == {"imported": [], "skipped": ["suggested_commands"]}
+    result = json.loads(cli(example, "import", str(records), "--overwrite", "--json").stdout)
+    assert [r["name"] for r in result["imported"]] == ["suggested_commands"]
+    assert (example / ".serena/memories/suggested_commands.md").read_text() == "replaced\n"
+
+
+def test_bad_import_file_writes_nothing(example: Path, tmp_path: Path) -> None:
+    records = tmp_path / "r.json"
+    records.write_text(
+        json.dumps([{"name": "ok_one", "content": "x"}, {"name": "../bad", "content": "y"}])
+    )
+    before = snapshot(example.parent)
+    result = cli(example, "import", str(records))
+    assert result.returncode == 3
+    assert "[invalid-name] record 2" in result.stderr
+    assert snapshot(example.parent) == before
+
+
+def test_human_output_is_short(example: Path) -> None:
+    result = cli(example, "save", "SPEC_x", stdin="body\n")
+    assert result.stdout.strip() == "SPEC_x -> shared/spec/SPEC_x.md (created; routed by prefix)"
+    assert cli(example, "read", "SPEC_x").stdout == "body\n"
