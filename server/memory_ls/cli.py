@@ -89,6 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve = command("serve", "start the language server (stdio unless --tcp)")
     serve.add_argument("--tcp", metavar="HOST:PORT", default=None)
 
+    command("mcp", "start the Model Context Protocol server for agents (stdio)")
+
     check = command("check", "report diagnostics for the store or the given Markdown files")
     check.add_argument("paths", nargs="*", metavar="PATH")
 
@@ -187,6 +189,11 @@ def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> i
         layer = layer_from_args(args)
         if args.command == "serve":
             return _serve(args, layer)
+        if args.command == "mcp":
+            from memory_ls.mcp_server import run_mcp  # keeps the SDK off other commands' path
+
+            run_mcp(layer, os.path.abspath(args.root or os.getcwd()))
+            return EXIT_OK
         settings = merge_layers(layer)
         config = resolve_store_config(settings, args.root or os.getcwd())
         for missing in config.missing_additional:
