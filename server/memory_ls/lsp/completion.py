@@ -1,0 +1,332 @@
+"""Completion (SPEC 3.1): memory names after `[[` and `mem:`, routing prefixes, tags.
+
+Filtering and ranking happen here (prefix matches first, then fuzzy), so the client
+gets at most MAX_ITEMS items. The edit replaces exactly what was typed and adds the
+closing `]]` or backtick only when it is not there yet.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from lsprotocol import types
+
+from memory_ls.core.index import Entry, MemoryIndex
+from memory_ls.core.names import GLOBAL_PREFIX
+from memory_ls.core.routing import routing_prefixes
+from memory_ls.lsp.server import MemoryServer
+from memory_ls.lsp.text import client_column
+
+MAX_ITEMS = 100
+FUZZY_CUTOFF = 60
+TRIGGER_CHARACTERS = ["[", ":", "/", ",", "-"]
+
+_WIKI_OPEN = re.compile(r"\[\[([^\[\]|\n]*)$")
+_MEM_OPEN = re.compile(r"`mem:([^`\n]*)$")
+_WIKI_REST = re.compile(r"[^\[\]|\n]*")
+_MEM_REST = re.compile(r"[^`\n]*")
+_CAPS_TYPED = re.compile(r"[A-Z][A-Z_]*")
+_INLINE_TAGS = re.compile(r"^tags:\s*\[([^\]]*)$")
+_BLOCK_ITEM = re.compile(r"^\s*-( *)(.*)$")
+_BLOCK_TAGS_KEY = re.compile(r"^tags:\s*$")
+_FENCE = "---"
+
+
+@dataclass(frozen=True)
+class Context:
+    """Where completion was asked, in code points of the cursor's line."""
+
+    kind: str  # "name" or "tag"
+    typed: str
+    start: int  # where the typed part starts
+    cursor: int
+    word_end: int  # end of the name the cursor is in (for replace edits)
+    closing: str = ""  # what to add after the inserted text
+    lead: str = ""  # what to add before it (a space after a bare `-`)
+    existing: tuple[str, ...] = ()  # tags already in the list
+
+
+def register(server: MemoryServer) -> None:
+    """Register the completion provider."""
+
+    @server.feature(
+        types.TEXT_DOCUMENT_COMPLETION,
+        types.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS),
+    )
+    async def completion(
+        ls: MemoryServer, params: types.CompletionParams
+    ) -> types.CompletionList | None:
+        document = ls.workspace.get_text_document(params.text_document.uri)
+        lines = [line.rstrip("\r\n") for line in document.lines]
+        at = document.position_from_client_units(params.position)
+        context = find_context(lines, at.line, at.character)
+        if context is None:
+            return None
+        line = lines[at.line]
+        return await ls.in_store_thread(
+            build_list, ls, context, line, params.position.line, _insert_replace(ls)
+        )
+
+
+def _insert_replace(ls: MemoryServer) -> bool:
+    document = ls.client_capabilities.text_document
+    completion = document.completion if document else None
+    item = completion.completion_item if completion else None
+    return bool(item and item.insert_replace_support)
+
+
+# ----- where are we? ---------------------------------------------------------------------
+
+
+def find_context(lines: Sequence[str], line_no: int, column: int) -> Context | None:
+    """The completion context at a position, or None where nothing is offered."""
+    if not 0 <= line_no < len(lines):
+        return None
+    line = lines[line_no]
+    before, after = line[:column], line[column:]
+    wiki = _WIKI_OPEN.search(before)
+    if wiki:
+        rest = _WIKI_REST.match(after)
+        tail = rest.group(0) if rest else ""
+        beyond = after[len(tail) :]
+        closed = beyond.startswith(("]]", "|"))
+        closing = "" if closed else ("]" if beyond.startswith("]") else "]]")
+        return _name_context(wiki.group(1), wiki.start(1), column, tail, closed, closing)
+    mem = _MEM_OPEN.search(before)
+    if mem:
+        rest = _MEM_REST.match(after)
+        tail = rest.group(0) if rest else ""
+        closed = after[len(tail) :].startswith("`")
+        return _name_context(
+            mem.group(1), mem.start(1), column, tail, closed, "" if closed else "`"
+        )
+    if _in_frontmatter(lines, line_no):
+        return _tag_context(lines, line_no, column)
+    return None
+
+
+def _name_context(
+    raw: str, offset: int, column: int, tail: str, closed: bool, closing: str
+) -> Context:
+    lead = len(raw) - len(raw.lstrip())
+    # Only a closed reference has a name after the cursor that the item may replace.
+    word_end = column + len(tail) if closed else column
+    return Context("name", raw[lead:], offset + lead, column, word_end, closing)
+
+
+def _in_frontmatter(lines: Sequence[str], line_no: int) -> bool:
+    if line_no == 0 or not lines or lines[0].rstrip() != _FENCE:
+        return False
+    return all(line.rstrip() != _FENCE for line in lines[1:line_no])
+
+
+def _tag_context(lines: Sequence[str], line_no: int, column: int) -> Context | None:
+    before = lines[line_no][:column]
+    inline = _INLINE_TAGS.match(before)
+    if inline:
+        items = inline.group(1).split(",")
+        typed = items[-1].lstrip().lstrip("'\"")
+        listed = tuple(_unquote(item) for item in items[:-1])
+        return Context("tag", typed, column - len(typed), column, column, existing=listed)
+    item = _BLOCK_ITEM.match(before)
+    if not item:
+        return None
+    existing: list[str] = []
+    for previous in reversed(lines[1:line_no]):
+        if _BLOCK_TAGS_KEY.match(previous):
+            typed = item.group(2).lstrip("'\"")
+            lead = "" if item.group(1) else " "
+            return Context(
+                "tag",
+                typed,
+                column - len(typed),
+                column,
+                column,
+                lead=lead,
+                existing=tuple(existing),
+            )
+        earlier = _BLOCK_ITEM.match(previous)
+        if not earlier:
+            return None
+        existing.append(_unquote(earlier.group(2)))
+    return None
+
+
+def _unquote(item: str) -> str:
+    return item.strip().strip("'\"")
+
+
+# ----- what to offer ---------------------------------------------------------------------
+
+
+def rank(typed: str, candidates: Sequence[str], prefixed: Sequence[str]) -> tuple[list[str], bool]:
+    """Candidates for what was typed, best first, at most MAX_ITEMS; and whether cut.
+
+    `prefixed` are the candidates that start with `typed` (ignoring case), best first.
+    """
+    if not typed:
+        return list(candidates[:MAX_ITEMS]), len(candidates) > MAX_ITEMS
+    chosen = list(prefixed)
+    if len(typed) > 1:
+        from rapidfuzz import fuzz, process, utils
+
+        seen = set(chosen)
+        fuzzy = process.extract(
+            typed,
+            candidates,
+            scorer=fuzz.WRatio,
+            processor=utils.default_process,
+            score_cutoff=FUZZY_CUTOFF,
+            limit=None,
+        )
+        fuzzy.sort(key=lambda hit: (-hit[1], hit[0]))
+        chosen.extend(name for name, _, _ in fuzzy if name not in seen)
+    return chosen[:MAX_ITEMS], len(chosen) > MAX_ITEMS
+
+
+def build_list(
+    ls: MemoryServer, context: Context, line: str, line_no: int, insert_replace: bool
+) -> types.CompletionList:
+    """The completion list for a context (runs in a store thread)."""
+    index = ls.index
+    if context.kind == "tag":
+        items, cut = _tag_items(ls, index, context, line, line_no)
+    else:
+        items, cut = _name_items(ls, index, context, line, line_no, insert_replace)
+    # While the first scan runs the list is partial: make the client ask again.
+    return types.CompletionList(is_incomplete=cut or not index.scanned, items=items)
+
+
+def _name_items(
+    ls: MemoryServer,
+    index: MemoryIndex,
+    context: Context,
+    line: str,
+    line_no: int,
+    insert_replace: bool,
+) -> tuple[list[types.CompletionItem], bool]:
+    typed, scope, qualifier = context.typed, None, ""
+    if typed.startswith(GLOBAL_PREFIX):
+        typed, scope, qualifier = typed[len(GLOBAL_PREFIX) :], "global", GLOBAL_PREFIX
+    entries = {entry.name: entry for entry in index.entries(scope)}
+    prefixed = [n for n in index.names_with_prefix(typed) if n in entries]
+    chosen, cut = rank(typed, list(entries), prefixed)
+    edit = _EditMaker(ls, line, line_no, context, insert_replace)
+    items: list[types.CompletionItem] = []
+    if scope is None and _CAPS_TYPED.fullmatch(typed):
+        for prefix, folder in _routing_prefixes(ls):
+            if prefix.startswith(typed) and prefix != typed:
+                items.append(
+                    types.CompletionItem(
+                        label=prefix,
+                        kind=types.CompletionItemKind.Folder,
+                        detail=f"routing prefix: new memories go to {_shown(ls, folder)}",
+                        sort_text=f"0{len(items):04d}",
+                        filter_text=prefix,
+                        text_edit=edit.make(prefix, close=False),
+                    )
+                )
+    for position, name in enumerate(chosen):
+        entry = entries[name]
+        label = qualifier + name
+        items.append(
+            types.CompletionItem(
+                label=label,
+                kind=types.CompletionItemKind.File,
+                detail=_detail(ls, entry),
+                documentation=_documentation(ls, index, entry),
+                sort_text=f"1{position:04d}",
+                filter_text=label,
+                text_edit=edit.make(label, close=True),
+            )
+        )
+    return items, cut
+
+
+def _tag_items(
+    ls: MemoryServer, index: MemoryIndex, context: Context, line: str, line_no: int
+) -> tuple[list[types.CompletionItem], bool]:
+    counts = index.tag_counts()
+    candidates = sorted((t for t in counts if t not in context.existing), key=str.casefold)
+    folded = context.typed.casefold()
+    prefixed = [t for t in candidates if t.casefold().startswith(folded)]
+    prefixed.sort(key=lambda tag: not tag.startswith(context.typed))
+    chosen, cut = rank(context.typed, candidates, prefixed)
+    edit = _EditMaker(ls, line, line_no, context, insert_replace=False)
+    items = [
+        types.CompletionItem(
+            label=tag,
+            kind=types.CompletionItemKind.Keyword,
+            detail=f"tag used by {counts[tag]} {'memory' if counts[tag] == 1 else 'memories'}",
+            sort_text=f"{position:04d}",
+            filter_text=tag,
+            text_edit=edit.make(context.lead + tag, close=False),
+        )
+        for position, tag in enumerate(chosen)
+    ]
+    return items, cut
+
+
+class _EditMaker:
+    """Text edits over the typed part, in the client's position units."""
+
+    def __init__(
+        self, ls: MemoryServer, line: str, line_no: int, context: Context, insert_replace: bool
+    ) -> None:
+        def position(column: int) -> types.Position:
+            return types.Position(line=line_no, character=client_column(ls, line, column))
+
+        self.closing = context.closing
+        self.insert = types.Range(start=position(context.start), end=position(context.cursor))
+        self.replace = types.Range(start=position(context.start), end=position(context.word_end))
+        self.insert_replace = insert_replace and context.word_end != context.cursor
+
+    def make(self, text: str, close: bool) -> types.TextEdit | types.InsertReplaceEdit:
+        new_text = text + (self.closing if close else "")
+        if self.insert_replace:
+            return types.InsertReplaceEdit(
+                new_text=new_text, insert=self.insert, replace=self.replace
+            )
+        return types.TextEdit(range=self.insert, new_text=new_text)
+
+
+def _routing_prefixes(ls: MemoryServer) -> list[tuple[str, str]]:
+    """(prefix, folder path) for each additional folder a prefix routes to."""
+    by_label = {folder.label.upper() + "_": folder.path for folder in ls.config.additional}
+    return [(prefix, by_label[prefix]) for prefix in routing_prefixes(ls.config.additional)]
+
+
+def _shown(ls: MemoryServer, path: str) -> str:
+    """A folder for people: relative to the workspace when inside it, else with `~`."""
+    relative = os.path.relpath(path, ls.root)
+    if not relative.startswith(".."):
+        return relative
+    home = os.path.expanduser("~")
+    return "~" + path[len(home) :] if path.startswith(home + os.sep) else path
+
+
+def _detail(ls: MemoryServer, entry: Entry) -> str:
+    memory = entry.memory
+    text = f"{memory.scope} · {_shown(ls, memory.folder.path)}"
+    if memory.folder.read_only:
+        text += " · read-only"
+    if entry.shadows:
+        text += f" · shadows {len(entry.shadows)}"
+    return text
+
+
+def _documentation(ls: MemoryServer, index: MemoryIndex, entry: Entry) -> types.MarkupContent:
+    memory = entry.memory
+    metadata = index.metadata(memory)
+    facts = [f"**{memory.name}** · {memory.scope} · `{_shown(ls, memory.path)}`"]
+    if metadata.tags:
+        facts.append("tags: " + ", ".join(metadata.tags))
+    if metadata.updated_at:
+        facts.append(f"updated {metadata.updated_at}")
+    text = "  \n".join(facts)
+    if metadata.preview:
+        text += "\n\n---\n\n" + metadata.preview
+    return types.MarkupContent(kind=types.MarkupKind.Markdown, value=text)

@@ -1,0 +1,146 @@
+"""Diagnostics (SPEC 3.2) for open Markdown documents, debounced while typing."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from memory_ls.core.diagnostics import Diagnostic, apply_severities, text_diagnostics
+from memory_ls.lsp.server import MemoryServer
+from memory_ls.lsp.text import client_range
+
+SOURCE = "memory-ls"
+# Long enough to skip the keystrokes of a word, short enough to feel immediate.
+TYPING_DELAY_SECONDS = 0.2
+# Coalesces a burst of file events (an agent writing many memories) into one refresh.
+REFRESH_DELAY_SECONDS = 0.05
+
+SEVERITIES = {
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "information": types.DiagnosticSeverity.Information,
+    "hint": types.DiagnosticSeverity.Hint,
+}
+
+logger = logging.getLogger(__name__)
+
+
+def register(server: MemoryServer) -> None:
+    """Register the document handlers that publish diagnostics."""
+    publisher = Publisher(server)
+    server.store_listeners.append(publisher.refresh_all)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: MemoryServer, params: types.DidOpenTextDocumentParams) -> None:
+        publisher.schedule(params.text_document.uri, 0.0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: MemoryServer, params: types.DidChangeTextDocumentParams) -> None:
+        publisher.schedule(params.text_document.uri, TYPING_DELAY_SECONDS)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: MemoryServer, params: types.DidCloseTextDocumentParams) -> None:
+        publisher.clear(params.text_document.uri)
+
+
+def is_markdown(uri: str, language_id: str | None) -> bool:
+    """Whether a document is Markdown (by language, else by file name)."""
+    if language_id:
+        return language_id == "markdown"
+    return uri.lower().endswith((".md", ".markdown"))
+
+
+class Publisher:
+    """Computes and publishes the diagnostics of open documents, at most one run per document."""
+
+    def __init__(self, ls: MemoryServer) -> None:
+        self.ls = ls
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._refresh: asyncio.TimerHandle | None = None
+
+    def schedule(self, uri: str, delay: float) -> None:
+        """Publish a document's diagnostics after `delay` seconds of quiet."""
+        loop = asyncio.get_running_loop()
+        timer = self._timers.pop(uri, None)
+        if timer is not None:
+            timer.cancel()
+        self._timers[uri] = loop.call_later(delay, self._start, uri)
+
+    def refresh_all(self) -> None:
+        """Re-publish every open document: the store or the settings changed."""
+        if self._refresh is not None:
+            self._refresh.cancel()
+        loop = asyncio.get_running_loop()
+        self._refresh = loop.call_later(REFRESH_DELAY_SECONDS, self._refresh_now)
+
+    def _refresh_now(self) -> None:
+        self._refresh = None
+        for uri in list(self.ls.workspace.text_documents):
+            self.schedule(uri, 0.0)
+
+    def clear(self, uri: str) -> None:
+        """Forget a closed document and clear what it showed."""
+        timer = self._timers.pop(uri, None)
+        if timer is not None:
+            timer.cancel()
+        self.ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+        )
+
+    def _start(self, uri: str) -> None:
+        self._timers.pop(uri, None)
+        if self.ls.stopping:
+            return
+        document = self.ls.workspace.text_documents.get(uri)
+        if document is None or not is_markdown(uri, document.language_id):
+            return
+        if not self.ls.index.scanned:
+            return  # the end of the scan refreshes every open document
+        task = asyncio.ensure_future(self._publish(uri, document.source, document.version))
+        task.add_done_callback(_log_failure)
+
+    async def _publish(self, uri: str, text: str, version: int | None) -> None:
+        found = await self.ls.in_store_thread(self._compute, uri, text)
+        document = self.ls.workspace.text_documents.get(uri)
+        if document is None or document.version != version:
+            return  # closed or edited meanwhile; a newer run is scheduled
+        lines = text.split("\n")
+        self.ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(
+                uri=uri,
+                version=version,
+                diagnostics=[self._convert(d, lines) for d in found],
+            )
+        )
+
+    def _compute(self, uri: str, text: str) -> Sequence[Diagnostic]:
+        """Run the core checks on a document's text (in a store thread)."""
+        ls = self.ls
+        path = to_fs_path(uri) or ""
+        index = ls.index
+        memory = index.memory_for(path) if path else None
+        found = text_diagnostics(
+            ls.config, index.name_index(), path, text, memory, index.shadowed_by()
+        )
+        return apply_severities(found, ls.config.severities)
+
+    def _convert(self, found: Diagnostic, lines: list[str]) -> types.Diagnostic:
+        return types.Diagnostic(
+            range=client_range(
+                self.ls, lines, found.line, found.col, found.end_line, found.end_col
+            ),
+            message=found.message,
+            severity=SEVERITIES.get(found.severity, types.DiagnosticSeverity.Warning),
+            code=found.code,
+            source=SOURCE,
+            data=dict(found.data) or None,
+        )
+
+
+def _log_failure(task: asyncio.Future[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        logger.error("publishing diagnostics failed", exc_info=task.exception())

@@ -1,0 +1,125 @@
+"""Indexing the store in the background, with `$/progress` where the client shows it.
+
+Names come first (a directory scan), so completion and links work early; then every
+file's metadata is parsed for tags and previews. Requests are answered meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import uuid
+
+from lsprotocol import types
+
+from memory_ls.core.index import MemoryIndex
+from memory_ls.lsp.server import MemoryServer
+
+logger = logging.getLogger(__name__)
+
+
+def register(server: MemoryServer) -> None:
+    """Index the store whenever its folders are (re)configured."""
+    server.folder_listeners.append(lambda: start(server))
+
+
+def start(ls: MemoryServer) -> None:
+    """Index the current store in a background thread."""
+    index = ls.index
+    reporter = _Progress(ls) if _client_shows_progress(ls) else None
+
+    def work() -> None:
+        try:
+            count = index.scan()
+            ls.on_loop(lambda: _scanned(ls, index))
+            if reporter is not None:
+                reporter.begin(count)
+            index.warm(
+                report=reporter.report if reporter is not None else None,
+                # A newer configuration replaced this index: stop wasting time on it.
+                cancelled=lambda: ls.index is not index,
+            )
+        except Exception:
+            logger.exception("indexing failed")
+        finally:
+            if reporter is not None:
+                reporter.end()
+
+    threading.Thread(target=work, name="memory-ls-index", daemon=True).start()
+
+
+def _scanned(ls: MemoryServer, index: MemoryIndex) -> None:
+    if ls.index is index:
+        ls.store_changed()
+
+
+def _client_shows_progress(ls: MemoryServer) -> bool:
+    window = ls.client_capabilities.window
+    return bool(window and window.work_done_progress)
+
+
+class _Progress:
+    """A work-done progress shown by the client, driven from the indexing thread."""
+
+    def __init__(self, ls: MemoryServer) -> None:
+        self.ls = ls
+        self.token = f"memory-ls-index-{uuid.uuid4()}"
+        self.created = threading.Event()
+        ls.on_loop(self._create)
+
+    def _create(self) -> None:
+        asyncio.ensure_future(self._create_async())
+
+    async def _create_async(self) -> None:
+        try:
+            await self.ls.work_done_progress.create_async(self.token)
+        except asyncio.CancelledError:  # the session ended first
+            return
+        except Exception as exc:  # the client refused: report nothing
+            logger.info("no progress shown: %s", exc)
+            return
+        self.created.set()
+
+    def _send(self, value: types.WorkDoneProgressBegin | types.WorkDoneProgressReport) -> None:
+        progress = self.ls.work_done_progress
+        self.ls.on_loop(
+            lambda: (
+                progress.begin(self.token, value)
+                if isinstance(value, types.WorkDoneProgressBegin)
+                else progress.report(self.token, value)
+            )
+        )
+
+    def begin(self, total: int) -> None:
+        """Announce the work: parsing `total` files."""
+        # Progress notifications for a token the client has not created are an error.
+        if not self.created.wait(timeout=5.0):
+            return
+        self._send(
+            types.WorkDoneProgressBegin(
+                title="Indexing memories",
+                message=f"{total} files",
+                percentage=0,
+                cancellable=False,
+            )
+        )
+
+    def report(self, done: int, total: int) -> None:
+        """Say how far the work is."""
+        if not self.created.is_set():
+            return
+        self._send(
+            types.WorkDoneProgressReport(
+                message=f"{done}/{total} files", percentage=done * 100 // max(total, 1)
+            )
+        )
+
+    def end(self) -> None:
+        """Close the progress."""
+        if not self.created.is_set():
+            return
+        progress = self.ls.work_done_progress
+        self.ls.on_loop(
+            lambda: progress.end(self.token, types.WorkDoneProgressEnd(message="Memories indexed"))
+        )

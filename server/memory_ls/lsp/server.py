@@ -1,0 +1,188 @@
+"""The memory-ls language server: the state its features share, and `serve`.
+
+Each LSP feature lives in its own module with a `register(server)` function; this
+module holds what they share (settings, store, index, worker threads) and the
+orchestration when the configuration or the store changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from memory_ls import __version__
+from memory_ls.config import (
+    INITIALIZATION_OPTIONS_SOURCE,
+    WORKSPACE_CONFIGURATION_SOURCE,
+    Layer,
+    Settings,
+    merge_layers,
+)
+from memory_ls.core.folders import StoreConfig, resolve_store_config
+from memory_ls.core.index import MemoryIndex
+from memory_ls.core.store import Store
+
+SERVER_NAME = "memory-ls"
+# MEMORY_LS_LOG_LEVEL=INFO logs every message on stderr (the client's server log).
+LOG_LEVEL_ENV = "MEMORY_LS_LOG_LEVEL"
+# Store calls get their own threads: pygls reads stdin on its thread pool, and slow
+# disk work there could starve message reading (see notes/pygls-2.md).
+STORE_WORKERS = 4
+
+logger = logging.getLogger(__name__)
+Result = TypeVar("Result")
+
+
+class MemoryServer(LanguageServer):
+    """The language server and the state its feature modules share."""
+
+    def __init__(self, cli: Layer) -> None:
+        super().__init__(
+            SERVER_NAME,
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+        )
+        self.cli_layer = cli
+        self.init_layer = Layer(source=INITIALIZATION_OPTIONS_SOURCE, values={})
+        self.workspace_layer = Layer(source=WORKSPACE_CONFIGURATION_SOURCE, values={})
+        self.root = os.getcwd()
+        self.settings: Settings = merge_layers(cli)
+        self.config: StoreConfig = resolve_store_config(self.settings, self.root)
+        self.store = Store(self.config)
+        self.index = MemoryIndex(self.config)
+        self.store_pool = ThreadPoolExecutor(STORE_WORKERS, thread_name_prefix="memory-ls-store")
+        self.loop: asyncio.AbstractEventLoop | None = None
+        # Called on the event loop when the folders change (a new, empty index).
+        self.folder_listeners: list[Callable[[], None]] = []
+        # Called on the event loop when memories appear or disappear, or settings change.
+        self.store_listeners: list[Callable[[], None]] = []
+        # Called with paths that changed on disk because of our own commands.
+        self.path_listeners: list[Callable[[list[str]], None]] = []
+        # Called on shutdown, to stop watchers and background work.
+        self.closers: list[Callable[[], None]] = []
+        # False until the client said `initialized` and the first configuration is in:
+        # folder listeners wait for it, so the store is not indexed twice at start.
+        self.started = False
+        # True once the client asked to shut down: nothing more is sent.
+        self.stopping = False
+        self._said: set[str] = set()
+
+    # ----- threads and the event loop ------------------------------------------------
+
+    async def in_store_thread(
+        self, function: Callable[..., Result], *args: Any, **kwargs: Any
+    ) -> Result:
+        """Run blocking store work off the event loop."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self.store_pool, functools.partial(function, *args, **kwargs)
+        )
+
+    def on_loop(self, callback: Callable[[], None]) -> None:
+        """Run a callback on the event loop, from any thread."""
+        loop = self.loop
+        if loop is None or loop.is_closed() or self.stopping:
+            return
+        try:
+            loop.call_soon_threadsafe(callback)
+        except RuntimeError:  # the loop stopped between the check and the call
+            logger.debug("event loop closed; dropped a callback")
+
+    # ----- messages ------------------------------------------------------------------
+
+    def tell(self, message: str, kind: types.MessageType) -> None:
+        """Show a message to the user and log it."""
+        self.window_log_message(types.LogMessageParams(type=kind, message=message))
+        self.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+    def tell_once(self, message: str, kind: types.MessageType) -> None:
+        """Show a message once per session, however often its cause comes back."""
+        if message not in self._said:
+            self._said.add(message)
+            self.tell(message, kind)
+
+    # ----- configuration -------------------------------------------------------------
+
+    def reconfigure(self) -> None:
+        """Merge the settings layers and apply them (on the event loop)."""
+        settings = merge_layers(self.cli_layer, self.init_layer, self.workspace_layer)
+        config = resolve_store_config(settings, self.root)
+        for missing in config.missing_additional:
+            self.tell_once(
+                f"memory-ls: additional folder {missing} does not exist; it is skipped "
+                "(it is never created for you).",
+                types.MessageType.Warning,
+            )
+        folders_changed = (config.root, config.folders) != (self.config.root, self.config.folders)
+        self.settings, self.config = settings, config
+        self.store = Store(config)
+        if folders_changed:
+            self.index = MemoryIndex(config)
+            if self.started:
+                self.folders_changed()
+        else:
+            # Same folders: the index stays; only limits and severities changed.
+            self.index.config = config
+        self.store_changed()
+
+    def folders_changed(self) -> None:
+        """Tell the features that the folders changed: re-index, re-watch (on the event loop)."""
+        for listener in self.folder_listeners:
+            listener()
+
+    def paths_written(self, paths: list[str]) -> None:
+        """Our own command wrote these paths: update now rather than wait for file events."""
+        for listener in self.path_listeners:
+            listener(paths)
+
+    def store_changed(self) -> None:
+        """Tell the features that memories or settings changed (on the event loop)."""
+        for listener in self.store_listeners:
+            listener()
+
+
+def build_server(cli: Layer) -> MemoryServer:
+    """A server with every feature registered."""
+    from memory_ls.lsp import (
+        commands,
+        completion,
+        configuration,
+        diagnostics,
+        indexing,
+        lifecycle,
+        watching,
+    )
+
+    server = MemoryServer(cli)
+    for feature in (
+        lifecycle,
+        configuration,
+        indexing,
+        watching,
+        diagnostics,
+        completion,
+        commands,
+    ):
+        feature.register(server)
+    return server
+
+
+def serve(cli: Layer, tcp: tuple[str, int] | None = None) -> None:
+    """Run the language server over stdio, or over TCP when `tcp` is (host, port)."""
+    logging.basicConfig(level=os.environ.get(LOG_LEVEL_ENV, "WARNING"), format="memory-ls: %(levelname)s: %(message)s")
+    server = build_server(cli)
+    try:
+        if tcp is None:
+            server.start_io()
+        else:
+            server.start_tcp(*tcp)
+    finally:
+        server.store_pool.shutdown(wait=False, cancel_futures=True)

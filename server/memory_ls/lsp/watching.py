@@ -1,0 +1,271 @@
+"""Live changes (SPEC 3.5): the client's file events and the server's own watcher.
+
+The client's `workspace/didChangeWatchedFiles` is registered where the client allows
+dynamic registration; the server also watches every configured folder with watchdog,
+so folders outside the workspace and clients without file events are covered too.
+Both sources feed one queue of paths; each path is re-read from disk once per batch,
+so an event reported by both costs one update and at most one refresh.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+import uuid
+from collections.abc import Iterable
+from typing import Any
+
+from lsprotocol import types
+from pygls.uris import from_fs_path, to_fs_path
+
+from memory_ls.core.folders import Folder
+from memory_ls.core.index import MemoryIndex, Update
+from memory_ls.lsp.server import MemoryServer
+
+# Setting this to 1 turns off the server's own watcher (for machines short of inotify
+# watches); the client's file events still apply.
+NO_SERVER_WATCH_ENV = "MEMORY_LS_NO_SERVER_WATCH"
+# Events within this window are handled as one batch (an editor's save is several).
+BATCH_DELAY_SECONDS = 0.03
+WATCHED_FILES_METHOD = types.WORKSPACE_DID_CHANGE_WATCHED_FILES
+MARKDOWN_GLOB = "**/*.md"
+
+logger = logging.getLogger(__name__)
+
+
+def register(server: MemoryServer) -> None:
+    """Register file-event handling and follow the configured folders."""
+    watcher = Watcher(server)
+    server.folder_listeners.append(watcher.rearm)
+    server.closers.append(watcher.stop)
+    server.path_listeners.append(watcher.enqueue)
+
+    @server.feature(WATCHED_FILES_METHOD)
+    def did_change_watched_files(
+        ls: MemoryServer, params: types.DidChangeWatchedFilesParams
+    ) -> None:
+        paths = (to_fs_path(change.uri) for change in params.changes)
+        watcher.enqueue(path for path in paths if path)
+
+
+class Watcher:
+    """Turns file events from either source into per-path index updates."""
+
+    def __init__(self, ls: MemoryServer) -> None:
+        self.ls = ls
+        self._lock = threading.Lock()
+        self._pending: set[str] = set()
+        self._flush_scheduled = False
+        self._observer: Any = None
+        self._missing: tuple[str, ...] = ()
+        self._registration: str | None = None
+
+    # ----- events --------------------------------------------------------------------
+
+    def enqueue(self, paths: Iterable[str]) -> None:
+        """Queue changed paths (from any thread); they are handled in one batch."""
+        with self._lock:
+            self._pending.update(os.path.normpath(p) for p in paths)
+            if self._flush_scheduled or not self._pending:
+                return
+            self._flush_scheduled = True
+        self.ls.on_loop(self._schedule_flush)
+
+    def _schedule_flush(self) -> None:
+        loop = self.ls.loop
+        if loop is not None:
+            loop.call_later(BATCH_DELAY_SECONDS, self._flush)
+
+    def _flush(self) -> None:
+        with self._lock:
+            paths, self._pending = self._pending, set()
+            self._flush_scheduled = False
+        index = self.ls.index
+        # A missing folder (or a parent of it) appeared: it needs a watch of its own.
+        revived = [
+            missing
+            for missing in self._missing
+            if os.path.isdir(missing)
+            and any(
+                _is_ancestor_or_same(p, missing) or _is_ancestor_or_same(missing, p) for p in paths
+            )
+        ]
+        future = self.ls.store_pool.submit(index.update_paths, paths)
+        future.add_done_callback(
+            lambda done: self.ls.on_loop(lambda: self._updated(index, done.result(), revived))
+        )
+
+    def _updated(self, index: MemoryIndex, update: Update, revived: list[str]) -> None:
+        if revived:
+            self.rearm()
+            # Files written before the new watch existed are found by reading that folder.
+            self.enqueue(revived)
+        if index is self.ls.index and update.names_changed:
+            self.ls.store_changed()
+
+    # ----- watching ------------------------------------------------------------------
+
+    def rearm(self) -> None:
+        """Watch the folders of the current configuration (client and server side)."""
+        folders = self.ls.config.folders
+        self._missing = tuple(f.path for f in folders if not os.path.isdir(f.path))
+        if os.environ.get(NO_SERVER_WATCH_ENV) != "1":
+            self._watch_on_server(folders)
+        self.ls.on_loop(lambda: _spawn(self._register_with_client(folders)))
+
+    def stop(self) -> None:
+        """Stop the server's watcher."""
+        observer, self._observer = self._observer, None
+        if observer is not None:
+            observer.stop()
+
+    def _watch_on_server(self, folders: tuple[Folder, ...]) -> None:
+        try:
+            from watchdog.observers import Observer
+        except ImportError:  # pragma: no cover - watchdog is a dependency
+            logger.warning("watchdog is missing; only the client's file events are used")
+            return
+        if self._observer is None:
+            self._observer = Observer()
+            self._observer.daemon = True
+            self._observer.start()
+        observer = self._observer
+        observer.unschedule_all()
+        handler = _Handler(self)
+        for path, recursive in watch_plan([f.path for f in folders]):
+            try:
+                observer.schedule(handler, path, recursive=recursive)
+            except OSError as exc:
+                logger.warning("cannot watch %s: %s", path, exc)
+
+    async def _register_with_client(self, folders: tuple[Folder, ...]) -> None:
+        ls = self.ls
+        capability = _watched_files_capability(ls)
+        if capability is None or not capability.dynamic_registration:
+            return
+        if self._registration is not None:
+            old, self._registration = self._registration, None
+            await ls.client_unregister_capability_async(
+                types.UnregistrationParams(
+                    unregisterations=[types.Unregistration(id=old, method=WATCHED_FILES_METHOD)]
+                )
+            )
+        watchers = client_watchers(
+            [f.path for f in folders], ls.root, bool(capability.relative_pattern_support)
+        )
+        if not watchers:
+            return
+        registration = str(uuid.uuid4())
+        await ls.client_register_capability_async(
+            types.RegistrationParams(
+                registrations=[
+                    types.Registration(
+                        id=registration,
+                        method=WATCHED_FILES_METHOD,
+                        register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                            watchers=watchers
+                        ),
+                    )
+                ]
+            )
+        )
+        self._registration = registration
+
+
+def _watched_files_capability(
+    ls: MemoryServer,
+) -> types.DidChangeWatchedFilesClientCapabilities | None:
+    workspace = ls.client_capabilities.workspace
+    return workspace.did_change_watched_files if workspace else None
+
+
+def client_watchers(
+    folders: list[str], root: str, relative_patterns: bool
+) -> list[types.FileSystemWatcher]:
+    """What the client should watch: each folder's Markdown files.
+
+    Without RelativePattern support a glob can only name folders inside the workspace;
+    the server's own watcher covers the others.
+    """
+    watchers: list[types.FileSystemWatcher] = []
+    for folder in folders:
+        pattern: types.GlobPattern
+        if relative_patterns:
+            pattern = types.RelativePattern(
+                base_uri=from_fs_path(folder) or folder, pattern=MARKDOWN_GLOB
+            )
+        elif _is_ancestor_or_same(root, folder):
+            relative = os.path.relpath(folder, root).replace(os.sep, "/")
+            pattern = MARKDOWN_GLOB if relative == "." else f"{relative}/{MARKDOWN_GLOB}"
+        else:
+            continue
+        watchers.append(types.FileSystemWatcher(glob_pattern=pattern))
+    return watchers
+
+
+def watch_plan(folders: list[str]) -> list[tuple[str, bool]]:
+    """(path, recursive) pairs covering the folders without watching anything twice.
+
+    A missing folder is covered by a flat watch on its nearest existing ancestor, so
+    that its creation is seen.
+    """
+    recursive = sorted({f for f in folders if os.path.isdir(f)}, key=len)
+    kept: list[str] = []
+    for folder in recursive:
+        if not any(_is_ancestor_or_same(outer, folder) for outer in kept):
+            kept.append(folder)
+    plan = [(folder, True) for folder in kept]
+    flat: set[str] = set()
+    for folder in folders:
+        if os.path.isdir(folder):
+            continue
+        ancestor = os.path.dirname(folder)
+        while ancestor and not os.path.isdir(ancestor):
+            parent = os.path.dirname(ancestor)
+            if parent == ancestor:
+                break
+            ancestor = parent
+        if ancestor and not any(_is_ancestor_or_same(outer, ancestor) for outer in kept):
+            flat.add(ancestor)
+    plan.extend((path, False) for path in sorted(flat))
+    return plan
+
+
+def _is_ancestor_or_same(ancestor: str, path: str) -> bool:
+    return path == ancestor or path.startswith(ancestor.rstrip(os.sep) + os.sep)
+
+
+def _spawn(coroutine: Any) -> None:
+    task = asyncio.ensure_future(coroutine)
+    task.add_done_callback(_log_failure)
+
+
+def _log_failure(task: asyncio.Future[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        logger.warning("file watch registration failed: %s", task.exception())
+
+
+class _Handler:
+    """A watchdog event handler feeding the watcher's queue."""
+
+    def __init__(self, watcher: Watcher) -> None:
+        self.watcher = watcher
+
+    def dispatch(self, event: Any) -> None:
+        """Queue the paths of an event that may change which memories exist or what they say."""
+        kind = event.event_type
+        if kind not in ("created", "deleted", "modified", "moved", "closed"):
+            return
+        # A directory's "modified" only means its entries changed; the files report that.
+        if event.is_directory and kind in ("modified", "closed"):
+            return
+        paths = [event.src_path]
+        if kind == "moved":
+            paths.append(event.dest_path)
+        wanted = [
+            os.fsdecode(p) for p in paths if event.is_directory or os.fsdecode(p).endswith(".md")
+        ]
+        if wanted:
+            self.watcher.enqueue(wanted)

@@ -1,0 +1,278 @@
+"""Helpers for end-to-end tests: a workspace on disk and a pytest-lsp client session."""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pytest_lsp import LanguageClient, client_capabilities, make_test_lsp_client
+
+SERVER_COMMAND = [sys.executable, "-m", "memory_ls"]
+# The server must never touch the real home: global folders and lock files go here.
+_HOME = tempfile.mkdtemp(prefix="memory-ls-e2e-home-")
+atexit.register(shutil.rmtree, _HOME, True)
+SERVER_ENV = {
+    **os.environ,
+    "HOME": _HOME,
+    "XDG_CACHE_HOME": os.path.join(_HOME, ".cache"),
+    "SERENA_HOME": os.path.join(_HOME, ".serena"),
+}
+CLIENTS = ("visual-studio-code", "neovim")
+TIMEOUT = 5.0
+
+MEMORIES: Mapping[str, str] = {
+    ".serena/memories/project_overview.md": (
+        "---\ntags: [overview, onboarding]\n---\n# Project overview\n\nSee [[auth/login_flow]].\n"
+    ),
+    ".serena/memories/auth/login_flow.md": "---\ntags: [auth]\n---\n# Login flow\n",
+    ".serena/memories/style_guide.md": "# Style guide (project)\n",
+    "shared/feature/FEATURE_checkout.md": "---\ntags: [checkout, auth]\n---\n# Checkout\n",
+    "shared/spec/SPEC_payments_api.md": "# Payments API\n",
+    "notes/readme.md": "# Not a memory\n",
+}
+OUTSIDE_MEMORIES: Mapping[str, str] = {
+    "team/team_rules.md": "# Team rules\n",
+    "global/style_guide.md": "# Style guide (personal)\n",
+    "global/editor_tips.md": "---\ntags: [editor]\n---\n# Editor tips\n",
+}
+
+
+@dataclass
+class Workspace:
+    """A workspace root with memory folders, plus folders outside it (team, global)."""
+
+    base: Path
+
+    @property
+    def root(self) -> Path:
+        """The workspace root."""
+        return self.base / "project"
+
+    @property
+    def primary(self) -> Path:
+        """The primary folder."""
+        return self.root / ".serena" / "memories"
+
+    @property
+    def outside(self) -> Path:
+        """An additional folder outside the workspace."""
+        return self.base / "team"
+
+    @property
+    def global_folder(self) -> Path:
+        """The global folder (outside the workspace)."""
+        return self.base / "global"
+
+    def path(self, relative: str) -> Path:
+        """A path under the workspace root."""
+        return self.root / relative
+
+    def uri(self, relative: str) -> str:
+        """The file URI of a path under the workspace root."""
+        return self.path(relative).as_uri()
+
+    def write(self, relative: str, text: str) -> Path:
+        """Write a file under the root (parents created)."""
+        return write_file(self.path(relative), text)
+
+    def init_options(self, **extra: Any) -> dict[str, Any]:
+        """Initialization options naming this workspace's folders."""
+        return {
+            "additionalFolders": [
+                "shared/feature",
+                "shared/feature_builder",
+                "shared/spec",
+                str(self.outside),
+            ],
+            "globalFolder": str(self.global_folder),
+            **extra,
+        }
+
+
+def write_file(path: Path, text: str) -> Path:
+    """Write a file, creating its parents."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def make_workspace(base: Path) -> Workspace:
+    """Create the standard test workspace under `base`."""
+    workspace = Workspace(base)
+    for relative, text in MEMORIES.items():
+        workspace.write(relative, text)
+    (workspace.root / "shared" / "feature_builder").mkdir(parents=True)
+    for relative, text in OUTSIDE_MEMORIES.items():
+        write_file(base / relative, text)
+    return workspace
+
+
+@dataclass
+class Session:
+    """A client connected to a running server, with what it recorded."""
+
+    client: LanguageClient
+    workspace: Workspace
+    registrations: list[types.Registration] = field(default_factory=list)
+    unregistrations: list[types.Unregistration] = field(default_factory=list)
+
+    async def command(self, name: str, *arguments: Any) -> Any:
+        """Execute a workspace command."""
+        return await self.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command=name, arguments=list(arguments))
+        )
+
+    def open(self, relative: str, text: str | None = None, version: int = 1) -> str:
+        """Open a document (its text from disk unless given); return its URI."""
+        uri = (
+            self.workspace.uri(relative)
+            if not relative.startswith("/")
+            else Path(relative).as_uri()
+        )
+        path = Path(relative) if relative.startswith("/") else self.workspace.path(relative)
+        content = path.read_text(encoding="utf-8") if text is None else text
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=uri, language_id="markdown", version=version, text=content
+                )
+            )
+        )
+        return uri
+
+    def replace_text(self, uri: str, text: str, version: int) -> None:
+        """Replace a document's whole text."""
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+
+    def close(self, uri: str) -> None:
+        """Close a document."""
+        self.client.text_document_did_close(
+            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+
+    async def complete(self, uri: str, line: int, character: int) -> types.CompletionList:
+        """Ask for completion at a position."""
+        result = await self.client.text_document_completion_async(
+            types.CompletionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                position=types.Position(line=line, character=character),
+            )
+        )
+        assert isinstance(result, types.CompletionList), result
+        return result
+
+    def progress_ended(self) -> int:
+        """How many work-done progresses the server has ended."""
+        return sum(
+            isinstance(report, types.WorkDoneProgressEnd)
+            for reports in self.client.progress_reports.values()
+            for report in reports
+        )
+
+    async def indexed(self, count: int = 1) -> None:
+        """Wait until the server has finished indexing `count` times."""
+        await wait_until(
+            self.client,
+            types.PROGRESS,
+            lambda: self.progress_ended() >= count,
+            lambda: f"progress: {self.client.progress_reports}",
+        )
+
+    def codes(self, uri: str) -> list[str]:
+        """The codes of the diagnostics last published for a document."""
+        return sorted(str(d.code) for d in self.client.diagnostics.get(uri, ()))
+
+    async def wait_for_codes(self, uri: str, condition: Callable[[list[str]], bool]) -> list[str]:
+        """Wait until the document's published diagnostic codes satisfy `condition`."""
+        await wait_until(
+            self.client,
+            types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+            lambda: uri in self.client.diagnostics and condition(self.codes(uri)),
+            lambda: f"diagnostics of {uri}: {self.codes(uri)}",
+        )
+        return self.codes(uri)
+
+
+async def wait_until(
+    client: LanguageClient,
+    method: str,
+    condition: Callable[[], bool],
+    describe: Callable[[], str] = lambda: "",
+    timeout: float = TIMEOUT,
+) -> None:
+    """Wait for notifications of `method` until `condition` holds (checked after each)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        # Registered before awaiting, so a notification cannot slip between check and wait.
+        arrival = client.protocol.wait_for_notification_async(method)
+        remaining = deadline - loop.time()
+        try:
+            await asyncio.wait_for(arrival, max(remaining, 0.001))
+        except TimeoutError:
+            if condition():
+                return
+            raise AssertionError(f"timed out after {timeout}s waiting; {describe()}") from None
+
+
+@asynccontextmanager
+async def session(
+    workspace: Workspace,
+    client_name: str = "visual-studio-code",
+    init_options: Any = None,
+    configuration: Any = None,
+    server_args: tuple[str, ...] = (),
+    env: Mapping[str, str] | None = None,
+    process_id: int | None = None,
+    wait_indexed: bool = True,
+) -> AsyncIterator[Session]:
+    """Start the server, initialize it as `client_name` would, and shut it down after."""
+    client = make_test_lsp_client()
+    recorded = Session(client, workspace)
+
+    @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def register_capability(params: types.RegistrationParams) -> None:
+        recorded.registrations.extend(params.registrations)
+
+    @client.feature(types.CLIENT_UNREGISTER_CAPABILITY)
+    def unregister_capability(params: types.UnregistrationParams) -> None:
+        recorded.unregistrations.extend(params.unregisterations)
+
+    if configuration is not None:
+        client.set_configuration(configuration, section="memoryLs")
+    await client.start_io(*SERVER_COMMAND, *server_args, env={**SERVER_ENV, **(env or {})})
+    try:
+        await client.initialize_session(
+            types.InitializeParams(
+                capabilities=client_capabilities(client_name),
+                root_uri=workspace.root.as_uri(),
+                workspace_folders=[
+                    types.WorkspaceFolder(uri=workspace.root.as_uri(), name="project")
+                ],
+                initialization_options=(
+                    workspace.init_options() if init_options is None else init_options
+                ),
+                process_id=process_id,
+            )
+        )
+        if wait_indexed:
+            await recorded.indexed()
+        yield recorded
+        await client.shutdown_session()
+    finally:
+        await client.stop()

@@ -1,0 +1,388 @@
+"""Every command of SPEC 3.3 over workspace/executeCommand: results and refusals."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from e2e_support import Session, Workspace, make_workspace, session, write_file
+from pygls.exceptions import JsonRpcException
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+MAX_BYTES = 4096
+SAVE_KEYS = {"name", "path", "scope", "folder", "created", "routedBy"}
+READ_KEYS = {
+    "name",
+    "path",
+    "scope",
+    "folder",
+    "content",
+    "tags",
+    "createdAt",
+    "updatedAt",
+    "readOnly",
+}
+LIST_ITEM_KEYS = {"name", "path", "scope", "folder", "tags", "updatedAt", "readOnly", "shadows"}
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    """The standard workspace plus a read-only vendor folder and a symlink leading outside."""
+    workspace = make_workspace(tmp_path_factory.mktemp("commands"))
+    workspace.write("shared/vendor/vendor_sdk.md", "# Vendor SDK\n")
+    secret = write_file(workspace.base / "secret.txt", "not a memory\n")
+    os.symlink(secret, workspace.primary / "escape.md")
+    return workspace
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def server(ws: Workspace) -> AsyncIterator[Session]:
+    """One server for the module; tests use their own memory names."""
+    options = ws.init_options(maxMemoryBytes=MAX_BYTES)
+    options["additionalFolders"].append("shared/vendor:ro")
+    async with session(ws, init_options=options) as running:
+        yield running
+
+
+async def refused(server: Session, command: str, *arguments: Any) -> tuple[str, str]:
+    """Run a command that must fail; return (SPEC code, message)."""
+    with pytest.raises(JsonRpcException) as info:
+        await server.command(command, *arguments)
+    data = info.value.data
+    assert isinstance(data, dict), info.value
+    return data["code"], info.value.message
+
+
+# ----- memory.save ---------------------------------------------------------------------
+
+
+async def test_save_creates_in_the_primary_folder(server: Session, ws: Workspace) -> None:
+    result = await server.command("memory.save", {"name": "save_plain", "content": "# Plain\n"})
+    assert set(result) == SAVE_KEYS
+    assert result == {
+        "name": "save_plain",
+        "path": str(ws.primary / "save_plain.md"),
+        "scope": "project",
+        "folder": str(ws.primary),
+        "created": True,
+        "routedBy": "default",
+    }
+    assert (ws.primary / "save_plain.md").read_text() == "# Plain\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "folder", "routed_by"),
+    [
+        ("FEATURE_save_route", "shared/feature", "prefix"),
+        ("FEATURE_BUILDER_save_route", "shared/feature_builder", "prefix"),
+        ("SPEC_save_route", "shared/spec", "prefix"),
+        ("Feature_save_route", ".serena/memories", "default"),
+        ("topic/save_route", ".serena/memories", "topic"),
+    ],
+)
+async def test_save_routes_new_names(
+    server: Session, ws: Workspace, name: str, folder: str, routed_by: str
+) -> None:
+    result = await server.command("memory.save", {"name": name, "content": "x\n"})
+    assert result["folder"] == str(ws.path(folder))
+    assert result["path"] == str(ws.path(folder) / f"{name}.md")
+    assert result["routedBy"] == routed_by
+    assert Path(result["path"]).is_file()
+
+
+async def test_save_global_and_existing(server: Session, ws: Workspace) -> None:
+    first = await server.command("memory.save", {"name": "global/save_tip", "content": "one\n"})
+    assert first["scope"] == "global"
+    assert first["routedBy"] == "global"
+    assert first["path"] == str(ws.global_folder / "save_tip.md")
+    again = await server.command(
+        "memory.save", {"name": "save_tip", "content": "two\n", "tags": ["tips"], "scope": "global"}
+    )
+    assert again["created"] is False
+    assert again["routedBy"] == "existing"
+    read = await server.command("memory.read", {"name": "global/save_tip"})
+    assert read["content"] == "two\n"
+    assert read["tags"] == ["tips"]
+
+
+async def test_save_refusals_write_nothing(server: Session, ws: Workspace) -> None:
+    before = sorted(str(p) for p in ws.base.rglob("*.md"))
+
+    code, message = await refused(
+        server, "memory.save", {"name": "../escape_attempt", "content": "x"}
+    )
+    assert code == "invalid-name"
+    assert "escape_attempt" in message
+
+    code, message = await refused(
+        server, "memory.save", {"name": "save_big", "content": "x" * (MAX_BYTES + 1)}
+    )
+    assert code == "too-large"
+    assert "maxMemoryBytes" in message
+
+    code, message = await refused(server, "memory.save", {"name": "VENDOR_new", "content": "x"})
+    assert code == "read-only"
+    assert "vendor" in message
+
+    code, _ = await refused(server, "memory.save", {"name": "escape", "content": "x"})
+    assert code == "outside-store"
+    assert (ws.base / "secret.txt").read_text() == "not a memory\n"
+
+    assert sorted(str(p) for p in ws.base.rglob("*.md")) == before
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        (),
+        ("save_args",),
+        ({"name": "save_args"},),
+        ({"content": "x"},),
+        ({"name": 5, "content": "x"},),
+        ({"name": "save_args", "content": ["x"]},),
+        ({"name": "save_args", "content": "x", "tags": "a,b"},),
+        ({"name": "save_args", "content": "x", "tags": [1]},),
+        ({"name": "save_args", "content": "x", "colour": "red"},),
+        ({"name": "save_args", "content": "x", "scope": "everywhere"},),
+        ({"name": "save_args", "content": "x"}, {"extra": True}),
+    ],
+)
+async def test_save_with_bad_arguments_is_invalid_arguments(
+    server: Session, ws: Workspace, arguments: tuple[Any, ...]
+) -> None:
+    code, message = await refused(server, "memory.save", *arguments)
+    assert code == "invalid-arguments"
+    assert message
+    assert not (ws.primary / "save_args.md").exists()
+
+
+# ----- memory.read ---------------------------------------------------------------------
+
+
+async def test_read_returns_body_and_metadata(server: Session, ws: Workspace) -> None:
+    result = await server.command("memory.read", {"name": "project_overview"})
+    assert set(result) == READ_KEYS
+    assert result["content"].startswith("# Project overview")
+    assert result["tags"] == ["overview", "onboarding"]
+    assert result["path"] == str(ws.primary / "project_overview.md")
+    assert result["readOnly"] is False
+    vendor = await server.command("memory.read", {"name": "vendor_sdk"})
+    assert vendor["readOnly"] is True
+    shadowed = await server.command("memory.read", {"name": "style_guide", "scope": "global"})
+    assert shadowed["content"] == "# Style guide (personal)\n"
+
+
+async def test_read_refusals(server: Session) -> None:
+    assert (await refused(server, "memory.read", {"name": "no_such"}))[0] == "not-found"
+    assert (await refused(server, "memory.read", {"name": "a:b"}))[0] == "invalid-name"
+    bad_scope = {"name": "project_overview", "scope": "nowhere"}
+    assert (await refused(server, "memory.read", bad_scope))[0] == "invalid-arguments"
+    assert (await refused(server, "memory.read", {"name": None}))[0] == "invalid-arguments"
+
+
+# ----- memory.edit ---------------------------------------------------------------------
+
+
+async def test_edit_content_and_needles(server: Session, ws: Workspace) -> None:
+    await server.command("memory.save", {"name": "edit_me", "content": "alpha beta alpha\n"})
+    path = ws.primary / "edit_me.md"
+
+    result = await server.command(
+        "memory.edit", {"name": "edit_me", "needle": "beta", "replacement": "gamma"}
+    )
+    assert result == {"name": "edit_me", "path": str(path), "replacements": 1}
+    assert path.read_text() == "alpha gamma alpha\n"
+
+    result = await server.command(
+        "memory.edit",
+        {"name": "edit_me", "needle": "alpha", "replacement": "delta", "allowMultiple": True},
+    )
+    assert result["replacements"] == 2
+    result = await server.command(
+        "memory.edit",
+        {
+            "name": "edit_me",
+            "needle": r"d(\w+)a",
+            "replacement": r"D\1A",
+            "mode": "regex",
+            "allowMultiple": True,
+        },
+    )
+    assert result["replacements"] == 2
+    assert path.read_text() == "DeltA gamma DeltA\n"
+
+    result = await server.command("memory.edit", {"name": "edit_me", "content": "new body\n"})
+    assert result["replacements"] == 1
+    assert path.read_text() == "new body\n"
+
+
+async def test_edit_refusals_change_nothing(server: Session, ws: Workspace) -> None:
+    await server.command("memory.save", {"name": "edit_keep", "content": "one two two\n"})
+    path = ws.primary / "edit_keep.md"
+
+    def edit(**arguments: Any) -> dict[str, Any]:
+        return {"name": "edit_keep", **arguments}
+
+    cases = [
+        (edit(needle="zzz", replacement="y"), "no-match"),
+        (edit(needle="two", replacement="y"), "ambiguous-match"),
+        (edit(content="x" * (MAX_BYTES + 1)), "too-large"),
+        (edit(content="a", needle="one", replacement="b"), "invalid-arguments"),
+        (edit(), "invalid-arguments"),
+        (edit(needle="one", replacement="b", mode="glob"), "invalid-arguments"),
+        (edit(needle="one", replacement="b", allowMultiple="yes"), "invalid-arguments"),
+        (edit(needle="(", replacement="b", mode="regex"), "invalid-arguments"),
+        ({"name": "edit_missing", "content": "x"}, "not-found"),
+        ({"name": "bad\\name", "content": "x"}, "invalid-name"),
+        ({"name": "vendor_sdk", "content": "x"}, "read-only"),
+    ]
+    for arguments, expected in cases:
+        code, _ = await refused(server, "memory.edit", arguments)
+        assert code == expected, arguments
+    assert path.read_text() == "one two two\n"
+    assert ws.path("shared/vendor/vendor_sdk.md").read_text() == "# Vendor SDK\n"
+
+
+# ----- memory.delete -------------------------------------------------------------------
+
+
+async def test_delete_and_its_refusals(server: Session, ws: Workspace) -> None:
+    await server.command("memory.save", {"name": "delete_me", "content": "bye\n"})
+    path = ws.primary / "delete_me.md"
+    assert await server.command("memory.delete", {"name": "delete_me"}) == {
+        "name": "delete_me",
+        "path": str(path),
+    }
+    assert not path.exists()
+    assert (await refused(server, "memory.delete", {"name": "delete_me"}))[0] == "not-found"
+    assert (await refused(server, "memory.delete", {"name": "vendor_sdk"}))[0] == "read-only"
+    assert (await refused(server, "memory.delete", {"name": ".."}))[0] == "invalid-name"
+    assert (await refused(server, "memory.delete", ["delete_me"]))[0] == "invalid-arguments"
+    assert ws.path("shared/vendor/vendor_sdk.md").exists()
+
+
+# ----- memory.move ---------------------------------------------------------------------
+
+
+async def test_move_reroutes_and_rewrites_references(server: Session, ws: Workspace) -> None:
+    await server.command("memory.save", {"name": "move_src", "content": "# Source\n"})
+    await server.command(
+        "memory.save",
+        {"name": "move_linker", "content": "See [[move_src]] and `mem:move_src`.\n"},
+    )
+    result = await server.command("memory.move", {"name": "move_src", "newName": "SPEC_moved"})
+    assert result == {
+        "name": "move_src",
+        "newName": "SPEC_moved",
+        "path": str(ws.path("shared/spec/SPEC_moved.md")),
+        "updatedReferences": 2,
+    }
+    assert not (ws.primary / "move_src.md").exists()
+    linker = (ws.primary / "move_linker.md").read_text()
+    assert linker == "See [[SPEC_moved]] and `mem:SPEC_moved`.\n"
+
+
+async def test_move_refusals(server: Session, ws: Workspace) -> None:
+    await server.command("memory.save", {"name": "move_a", "content": "a\n"})
+    await server.command("memory.save", {"name": "move_b", "content": "b\n"})
+    cases = [
+        ({"name": "move_a", "newName": "move_b"}, "exists"),
+        ({"name": "move_none", "newName": "move_c"}, "not-found"),
+        ({"name": "vendor_sdk", "newName": "vendor_sdk2"}, "read-only"),
+        ({"name": "move_a", "newName": "VENDOR_a"}, "read-only"),
+        ({"name": "move_a", "newName": "../move_a"}, "invalid-name"),
+        ({"name": "move_a"}, "invalid-arguments"),
+        ({"name": "move_a", "newName": 3}, "invalid-arguments"),
+    ]
+    for arguments, expected in cases:
+        code, _ = await refused(server, "memory.move", arguments)
+        assert code == expected, arguments
+    assert (ws.primary / "move_a.md").read_text() == "a\n"
+    assert (ws.primary / "move_b.md").read_text() == "b\n"
+
+
+# ----- memory.list, memory.search, memory.route, memory.tags ---------------------------
+
+
+async def test_list_by_scope_tags_and_prefix(server: Session, ws: Workspace) -> None:
+    everything = (await server.command("memory.list", {}))["memories"]
+    assert everything == (await server.command("memory.list"))["memories"]
+    assert all(set(item) == LIST_ITEM_KEYS for item in everything)
+    by_name = {item["name"]: item for item in everything}
+    assert by_name["style_guide"]["shadows"] == [str(ws.global_folder / "style_guide.md")]
+    assert by_name["team_rules"]["folder"] == str(ws.outside)
+
+    project = (await server.command("memory.list", {"scope": "project"}))["memories"]
+    assert {item["scope"] for item in project} == {"project"}
+    global_ = (await server.command("memory.list", {"scope": "global"}))["memories"]
+    assert "editor_tips" in {item["name"] for item in global_}
+    assert {item["scope"] for item in global_} == {"global"}
+
+    tagged = (await server.command("memory.list", {"tags": ["auth"]}))["memories"]
+    assert {item["name"] for item in tagged} == {"auth/login_flow", "FEATURE_checkout"}
+    prefixed = (await server.command("memory.list", {"prefix": "SPEC_pay"}))["memories"]
+    assert [item["name"] for item in prefixed] == ["SPEC_payments_api"]
+
+    assert (await refused(server, "memory.list", {"scope": "galaxy"}))[0] == "invalid-arguments"
+    assert (await refused(server, "memory.list", {"tags": "auth"}))[0] == "invalid-arguments"
+
+
+async def test_search_ranks_and_filters(server: Session) -> None:
+    results = (await server.command("memory.search", {"query": "LOGIN flow"}))["results"]
+    assert results
+    assert set(results[0]) == {"name", "path", "line", "text", "score"}
+    assert results[0]["name"] == "auth/login_flow"
+    assert results[0]["line"] == 4  # after three lines of frontmatter
+    scores = [r["score"] for r in results]
+    assert scores == sorted(scores, reverse=True)
+
+    tagged = await server.command("memory.search", {"query": "checkout", "tags": ["checkout"]})
+    assert {r["name"] for r in tagged["results"]} == {"FEATURE_checkout"}
+    limited = await server.command("memory.search", {"query": "#", "limit": 2})
+    assert len(limited["results"]) == 2
+
+    for arguments in ({"query": ""}, {"query": "x", "limit": 0}, {"query": "x", "limit": "2"}):
+        assert (await refused(server, "memory.search", arguments))[0] == "invalid-arguments"
+
+
+async def test_route_is_a_dry_run(server: Session, ws: Workspace) -> None:
+    result = await server.command("memory.route", {"name": "FEATURE_BUILDER_route_only"})
+    assert result == {
+        "name": "FEATURE_BUILDER_route_only",
+        "path": str(ws.path("shared/feature_builder/FEATURE_BUILDER_route_only.md")),
+        "folder": str(ws.path("shared/feature_builder")),
+        "routedBy": "prefix",
+        "exists": False,
+    }
+    assert not Path(result["path"]).exists()
+    existing = await server.command("memory.route", {"name": "team_rules"})
+    assert existing["exists"] is True
+    assert existing["routedBy"] == "existing"
+    assert existing["folder"] == str(ws.outside)
+    assert (await refused(server, "memory.route", {"name": "a*b"}))[0] == "invalid-name"
+    assert (await refused(server, "memory.route", {}))[0] == "invalid-arguments"
+
+
+async def test_tags_counts_by_scope(server: Session) -> None:
+    tags = {t["tag"]: t["count"] for t in (await server.command("memory.tags", {}))["tags"]}
+    assert tags["auth"] == 2
+    assert tags["overview"] == 1
+    global_tags = (await server.command("memory.tags", {"scope": "global"}))["tags"]
+    assert {"tag": "editor", "count": 1} in global_tags
+    assert "auth" not in {t["tag"] for t in global_tags}
+    assert (await refused(server, "memory.tags", {"scope": 1}))[0] == "invalid-arguments"
+
+
+async def test_global_names_refused_when_the_global_scope_is_off(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path)
+    async with session(workspace, init_options={"globalFolder": None}) as no_global:
+        code, message = await refused(
+            no_global, "memory.save", {"name": "global/tip", "content": "x"}
+        )
+    assert code == "outside-store"
+    assert "global" in message
