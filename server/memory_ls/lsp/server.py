@@ -177,7 +177,10 @@ def build_server(cli: Layer) -> MemoryServer:
 
 def serve(cli: Layer, tcp: tuple[str, int] | None = None) -> None:
     """Run the language server over stdio, or over TCP when `tcp` is (host, port)."""
-    logging.basicConfig(level=os.environ.get(LOG_LEVEL_ENV, "WARNING"), format="memory-ls: %(levelname)s: %(message)s")
+    logging.basicConfig(
+        level=os.environ.get(LOG_LEVEL_ENV, "WARNING"),
+        format="memory-ls: %(levelname)s: %(message)s",
+    )
     server = build_server(cli)
     try:
         if tcp is None:
