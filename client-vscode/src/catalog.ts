@@ -1,0 +1,128 @@
+// The memories the server lists, kept fresh: reloaded when the server starts, after
+// each command that writes, and when a file in a memory folder changes on disk.
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as vscode from "vscode";
+import { workspaceRoot } from "./interpreter";
+import type { MemoryInfo } from "./protocol";
+import { currentServerSettings, errorText, type MemoryServer } from "./server";
+import { memoryFolders } from "./settings";
+
+const RELOAD_DELAY_MS = 250;
+
+export class MemoryCatalog implements vscode.Disposable {
+  private current: MemoryInfo[] = [];
+  private loadedOnce = false;
+  private timer: NodeJS.Timeout | undefined;
+  private watchers: vscode.FileSystemWatcher[] = [];
+  private watched = "";
+  private readonly changeEmitter = new vscode.EventEmitter<void>();
+  private readonly disposables: vscode.Disposable[] = [];
+  /** Fires after each reload (the memories may or may not differ). */
+  readonly onDidChange = this.changeEmitter.event;
+
+  constructor(private readonly server: MemoryServer) {
+    this.disposables.push(
+      this.changeEmitter,
+      server.onDidChangeState((state) => {
+        if (state.kind === "running") {
+          this.reload();
+        } else if (state.kind === "stopped") {
+          this.current = [];
+          this.changeEmitter.fire();
+        }
+      }),
+      vscode.workspace.onDidChangeConfiguration((event) => {
+        if (event.affectsConfiguration("memoryLs")) {
+          this.watch();
+          this.reload();
+        }
+      }),
+    );
+    this.watch();
+  }
+
+  get memories(): readonly MemoryInfo[] {
+    return this.current;
+  }
+
+  /** Whether the list was loaded at least once from a running server. */
+  get loaded(): boolean {
+    return this.loadedOnce;
+  }
+
+  /** Reload soon (changes that come in bursts cause one reload). */
+  reload(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.reloadNow(), RELOAD_DELAY_MS);
+  }
+
+  async reloadNow(): Promise<void> {
+    clearTimeout(this.timer);
+    if (this.server.state.kind !== "running") {
+      return;
+    }
+    try {
+      const result = await this.server.call("memory.list", { scope: "all" });
+      this.current = result.memories;
+      this.loadedOnce = true;
+      this.watch();
+    } catch (error) {
+      this.server.output.warn(`Listing memories failed: ${errorText(error)}`);
+    }
+    this.changeEmitter.fire();
+  }
+
+  /** Watch the configured memory folders and those the list shows. */
+  private watch(): void {
+    const folder = workspaceRoot();
+    const root = folder?.uri.scheme === "file" ? folder.uri.fsPath : process.cwd();
+    const paths = new Set(
+      memoryFolders(currentServerSettings(), {
+        root,
+        home: os.homedir(),
+        env: process.env,
+        isDirectory: (candidate) => {
+          try {
+            return fs.statSync(candidate).isDirectory();
+          } catch {
+            return false;
+          }
+        },
+      }).map((memoryFolder) => memoryFolder.path),
+    );
+    for (const memory of this.current) {
+      paths.add(memory.folder);
+    }
+    const key = [...paths].sort().join("\n");
+    if (key === this.watched) {
+      return;
+    }
+    this.watched = key;
+    this.disposeWatchers();
+    for (const path of paths) {
+      const watcher = vscode.workspace.createFileSystemWatcher(
+        new vscode.RelativePattern(vscode.Uri.file(path), "**/*.md"),
+      );
+      watcher.onDidCreate(() => this.reload());
+      watcher.onDidDelete(() => this.reload());
+      watcher.onDidChange(() => this.reload());
+      this.watchers.push(watcher);
+    }
+  }
+
+  private disposeWatchers(): void {
+    for (const watcher of this.watchers) {
+      watcher.dispose();
+    }
+    this.watchers = [];
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+    this.disposeWatchers();
+    for (const disposable of this.disposables) {
+      disposable.dispose();
+    }
+  }
+}

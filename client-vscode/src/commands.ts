@@ -1,0 +1,419 @@
+// The palette commands (category "Memory"). Every store operation goes through the
+// server's `memory.*` commands; errors show the server's message.
+import * as vscode from "vscode";
+import type { MemoryCatalog } from "./catalog";
+import { describeRoute, displayPath, memoryPickText, parseTags, suggestName } from "./format";
+import type { MemoryInfo, Scope } from "./protocol";
+import { errorText, ServerCommandError, type MemoryServer } from "./server";
+import { places, type MemoryNode } from "./tree";
+
+/** What a command was invoked on: a tree node, a file, a name, or nothing (then it asks). */
+type Target = MemoryNode | vscode.Uri | string | undefined;
+
+interface MemoryRef {
+  name: string;
+  path: string;
+  scope: Scope;
+  readOnly: boolean;
+}
+
+interface MemoryPickItem extends vscode.QuickPickItem {
+  memory: MemoryInfo;
+}
+
+interface SearchPickItem extends vscode.QuickPickItem {
+  path: string;
+  line: number;
+}
+
+const SEARCH_DELAY_MS = 150;
+
+export function registerCommands(
+  context: vscode.ExtensionContext,
+  server: MemoryServer,
+  catalog: MemoryCatalog,
+): void {
+  const register = (id: string, handler: (target?: Target) => Promise<unknown>): void => {
+    context.subscriptions.push(
+      vscode.commands.registerCommand(id, async (target?: Target) => {
+        try {
+          await handler(target);
+        } catch (error) {
+          await showError(error, server);
+        }
+      }),
+    );
+  };
+
+  /** A memory the command acts on: the target, else one the user picks. */
+  async function resolveTarget(target: Target, title: string, preview: boolean): Promise<MemoryRef | undefined> {
+    if (target !== undefined && typeof target === "object" && "kind" in target) {
+      return target.kind === "memory" ? target.memory : undefined;
+    }
+    if (target instanceof vscode.Uri || typeof target === "string") {
+      const path = target instanceof vscode.Uri ? target.fsPath : undefined;
+      const { memories } = await server.call("memory.list", { scope: "all" });
+      const found = memories.find((memory) => (path !== undefined ? memory.path === path : memory.name === target));
+      if (found === undefined) {
+        throw new ServerCommandError(
+          `${path !== undefined ? displayPath(path, places()) : String(target)} is not a memory.`,
+          "not-found",
+        );
+      }
+      return found;
+    }
+    return pickMemory(title, preview);
+  }
+
+  async function pickMemory(title: string, preview: boolean): Promise<MemoryInfo | undefined> {
+    const { memories } = await server.call("memory.list", { scope: "all" });
+    if (memories.length === 0) {
+      void vscode.window.showInformationMessage("There are no memories yet. Create one with Memory: New Memory….");
+      return undefined;
+    }
+    const where = places();
+    const pick = vscode.window.createQuickPick<MemoryPickItem>();
+    pick.title = title;
+    pick.placeholder = "Type a memory name, folder, scope or #tag";
+    pick.matchOnDescription = true;
+    pick.matchOnDetail = true;
+    pick.items = memories.map((memory) => ({ ...memoryPickText(memory, where), memory }));
+    const before = vscode.window.activeTextEditor;
+    let previewed = false;
+    if (preview) {
+      pick.onDidChangeActive((active) => {
+        const item = active[0];
+        if (item !== undefined) {
+          previewed = true;
+          void vscode.window.showTextDocument(vscode.Uri.file(item.memory.path), {
+            preview: true,
+            preserveFocus: true,
+          });
+        }
+      });
+    }
+    const chosen = await new Promise<MemoryInfo | undefined>((resolve) => {
+      pick.onDidAccept(() => {
+        resolve(pick.selectedItems[0]?.memory);
+        pick.hide();
+      });
+      pick.onDidHide(() => resolve(undefined));
+      pick.show();
+    });
+    pick.dispose();
+    if (chosen === undefined && previewed && before !== undefined) {
+      await vscode.window.showTextDocument(before.document, { viewColumn: before.viewColumn, selection: before.selection });
+    }
+    return chosen;
+  }
+
+  /** Ask for a name, showing where a save of it would go while it is typed. */
+  function askName(title: string, value: string, prompt: string): Thenable<string | undefined> {
+    return vscode.window.showInputBox({
+      title,
+      value,
+      prompt,
+      placeHolder: "e.g. FEATURE_auth, auth/login_flow, global/tips",
+      ignoreFocusOut: true,
+      validateInput: async (text) => {
+        if (!text.trim()) {
+          return { message: "Type a memory name.", severity: vscode.InputBoxValidationSeverity.Info };
+        }
+        try {
+          const route = await server.call("memory.route", { name: text });
+          return { message: describeRoute(route, places()), severity: vscode.InputBoxValidationSeverity.Info };
+        } catch (error) {
+          return { message: errorText(error), severity: vscode.InputBoxValidationSeverity.Error };
+        }
+      },
+    }).then((name) => (name?.trim() ? name.trim() : undefined));
+  }
+
+  /** Confirm overwriting when a name exists; false when the user declines. */
+  async function confirmOverwrite(name: string): Promise<boolean> {
+    const route = await server.call("memory.route", { name });
+    if (!route.exists) {
+      return true;
+    }
+    const answer = await vscode.window.showWarningMessage(
+      `Memory ${route.name} already exists (${displayPath(route.path, places())}). Overwrite it?`,
+      { modal: true },
+      "Overwrite",
+    );
+    return answer === "Overwrite";
+  }
+
+  async function open(path: string, line?: number): Promise<void> {
+    const options: vscode.TextDocumentShowOptions = { preview: false };
+    if (line !== undefined) {
+      const position = new vscode.Position(Math.max(0, line - 1), 0);
+      options.selection = new vscode.Range(position, position);
+    }
+    await vscode.window.showTextDocument(vscode.Uri.file(path), options);
+  }
+
+  register("memoryLs.saveSelection", async () => {
+    const editor = vscode.window.activeTextEditor;
+    const text = editor?.document.getText(editor.selection) ?? "";
+    if (editor === undefined || !text.trim()) {
+      void vscode.window.showWarningMessage("Select the text to save as a memory first.");
+      return;
+    }
+    const name = await askName("Save Selection as Memory", suggestName(text), "Name of the new memory");
+    if (name === undefined || !(await confirmOverwrite(name))) {
+      return;
+    }
+    const content = text.endsWith("\n") ? text : `${text}\n`;
+    const saved = await server.call("memory.save", { name, content });
+    catalog.reload();
+    const choice = await vscode.window.showInformationMessage(
+      `Saved memory ${saved.name} to ${displayPath(saved.path, places())}.`,
+      "Open",
+    );
+    if (choice === "Open") {
+      await open(saved.path);
+    }
+  });
+
+  register("memoryLs.newMemory", async (target) => {
+    const name =
+      typeof target === "string" ? target : await askName("New Memory", "", "Name of the new memory");
+    if (name === undefined) {
+      return;
+    }
+    const route = await server.call("memory.route", { name });
+    if (route.exists) {
+      const choice = await vscode.window.showWarningMessage(
+        `Memory ${route.name} already exists (${displayPath(route.path, places())}).`,
+        "Open It",
+      );
+      if (choice === "Open It") {
+        await open(route.path);
+      }
+      return;
+    }
+    const tagText = await vscode.window.showInputBox({
+      title: `New Memory ${route.name}`,
+      prompt: "Tags, separated by commas or spaces (optional)",
+      placeHolder: "e.g. auth, api",
+      ignoreFocusOut: true,
+    });
+    if (tagText === undefined) {
+      return;
+    }
+    const tags = parseTags(tagText);
+    const title = route.name.split("/").pop() ?? route.name;
+    const saved = await server.call("memory.save", {
+      name,
+      content: `# ${title}\n\n`,
+      ...(tags.length > 0 ? { tags } : {}),
+    });
+    catalog.reload();
+    const editor = await vscode.window.showTextDocument(vscode.Uri.file(saved.path), { preview: false });
+    const end = editor.document.lineAt(editor.document.lineCount - 1).range.end;
+    editor.selection = new vscode.Selection(end, end);
+  });
+
+  register("memoryLs.openMemory", async (target) => {
+    const memory = await resolveTarget(target, "Open Memory", true);
+    if (memory !== undefined) {
+      await open(memory.path);
+    }
+  });
+
+  register("memoryLs.editMemory", async (target) => {
+    const memory = await resolveTarget(target, "Edit Memory", true);
+    if (memory === undefined) {
+      return;
+    }
+    await open(memory.path);
+    if (memory.readOnly) {
+      void vscode.window.showWarningMessage(
+        `Memory ${memory.name} is read-only (its folder is configured read-only, or its file name is not a valid memory name).`,
+      );
+    }
+  });
+
+  register("memoryLs.deleteMemory", async (target) => {
+    const memory = await resolveTarget(target, "Delete Memory", false);
+    if (memory === undefined) {
+      return;
+    }
+    const answer = await vscode.window.showWarningMessage(
+      `Delete memory ${memory.name}?`,
+      { modal: true, detail: `${displayPath(memory.path, places())} will be deleted from disk.` },
+      "Delete",
+    );
+    if (answer !== "Delete") {
+      return;
+    }
+    const deleted = await server.call("memory.delete", { name: memory.name, scope: memory.scope });
+    catalog.reload();
+    void vscode.window.showInformationMessage(
+      `Deleted memory ${deleted.name} (${displayPath(deleted.path, places())}).`,
+    );
+  });
+
+  register("memoryLs.searchMemories", async () => {
+    const pick = vscode.window.createQuickPick<SearchPickItem>();
+    pick.title = "Search Memories";
+    pick.placeholder = "Words to find in memory names and text (case-insensitive)";
+    pick.matchOnDescription = true;
+    pick.matchOnDetail = true;
+    const editor = vscode.window.activeTextEditor;
+    const selected = editor?.document.getText(editor.selection).trim() ?? "";
+    if (selected && !selected.includes("\n")) {
+      pick.value = selected;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    let generation = 0;
+    const search = (query: string): void => {
+      clearTimeout(timer);
+      const mine = ++generation;
+      if (!query.trim()) {
+        pick.items = [];
+        pick.busy = false;
+        return;
+      }
+      pick.busy = true;
+      timer = setTimeout(() => {
+        server.call("memory.search", { query, limit: 200 }).then(
+          ({ results }) => {
+            if (mine !== generation) {
+              return;
+            }
+            pick.items = results.map((hit) => ({
+              label: hit.name,
+              description: `line ${hit.line}`,
+              detail: hit.text,
+              path: hit.path,
+              line: hit.line,
+              alwaysShow: true,
+            }));
+            pick.busy = false;
+          },
+          (error: unknown) => {
+            if (mine === generation) {
+              pick.items = [];
+              pick.busy = false;
+              pick.placeholder = errorText(error);
+            }
+          },
+        );
+      }, SEARCH_DELAY_MS);
+    };
+    pick.onDidChangeValue(search);
+    const chosen = await new Promise<SearchPickItem | undefined>((resolve) => {
+      pick.onDidAccept(() => {
+        resolve(pick.selectedItems[0]);
+        pick.hide();
+      });
+      pick.onDidHide(() => resolve(undefined));
+      pick.show();
+      search(pick.value);
+    });
+    clearTimeout(timer);
+    pick.dispose();
+    if (chosen !== undefined) {
+      await open(chosen.path, chosen.line);
+    }
+  });
+
+  register("memoryLs.moveMemory", async (target) => {
+    const memory = await resolveTarget(target, "Move/Rename Memory", false);
+    if (memory === undefined) {
+      return;
+    }
+    const newName = await askName(`Move/Rename Memory ${memory.name}`, memory.name, "New name (routed like a new save)");
+    if (newName === undefined || newName === memory.name) {
+      return;
+    }
+    const moved = await server.call("memory.move", { name: memory.name, newName, scope: memory.scope });
+    catalog.reload();
+    const references =
+      moved.updatedReferences === 1 ? "1 reference updated" : `${moved.updatedReferences} references updated`;
+    const choice = await vscode.window.showInformationMessage(
+      `Moved memory ${moved.name} to ${moved.newName} (${displayPath(moved.path, places())}); ${references}.`,
+      "Open",
+    );
+    if (choice === "Open") {
+      await open(moved.path);
+    }
+  });
+
+  register("memoryLs.routeMemory", async () => {
+    const editor = vscode.window.activeTextEditor;
+    const selected = editor?.document.getText(editor.selection).trim() ?? "";
+    const name = await askName(
+      "Where Would This Go?",
+      selected && !selected.includes("\n") ? selected : "",
+      "A memory name: its route is shown as you type",
+    );
+    if (name === undefined) {
+      return;
+    }
+    const route = await server.call("memory.route", { name });
+    const text = describeRoute(route, places());
+    if (route.exists) {
+      if ((await vscode.window.showInformationMessage(text, "Open")) === "Open") {
+        await open(route.path);
+      }
+    } else if ((await vscode.window.showInformationMessage(text, "Create It")) === "Create It") {
+      await vscode.commands.executeCommand("memoryLs.newMemory", route.name);
+    }
+  });
+
+  register("memoryLs.restartServer", async () => {
+    await server.restart();
+  });
+
+  register("memoryLs.showOutput", async () => {
+    server.output.show(true);
+  });
+
+  register("memoryLs.refresh", async () => {
+    await catalog.reloadNow();
+  });
+
+  register("memoryLs.revealInOS", async (target) => {
+    const uri = nodeUri(target);
+    if (uri !== undefined) {
+      await vscode.commands.executeCommand("revealFileInOS", uri);
+    }
+  });
+
+  register("memoryLs.revealInExplorer", async (target) => {
+    const uri = nodeUri(target);
+    if (uri !== undefined) {
+      await vscode.commands.executeCommand("revealInExplorer", uri);
+    }
+  });
+}
+
+function nodeUri(target: Target): vscode.Uri | undefined {
+  if (target instanceof vscode.Uri) {
+    return target;
+  }
+  if (target !== undefined && typeof target === "object") {
+    if (target.kind === "memory") {
+      return vscode.Uri.file(target.memory.path);
+    }
+    if (target.kind === "folder") {
+      return vscode.Uri.file(target.group.folder);
+    }
+  }
+  return undefined;
+}
+
+async function showError(error: unknown, server: MemoryServer): Promise<void> {
+  if (error instanceof ServerCommandError && error.code === "not-running") {
+    const choice = await vscode.window.showErrorMessage(error.message, "Restart Server", "Show Output");
+    if (choice === "Restart Server") {
+      await server.restart();
+    } else if (choice === "Show Output") {
+      server.output.show();
+    }
+    return;
+  }
+  void vscode.window.showErrorMessage(`Memory: ${errorText(error)}`);
+}

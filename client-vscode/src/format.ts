@@ -1,0 +1,140 @@
+// How memories, folders and routes are shown: labels, grouping for the tree view and
+// the texts of messages. Pure: no `vscode` import, so Node's test runner can check it.
+import * as path from "node:path";
+import type { MemoryInfo, RouteResult, RoutedBy, Scope } from "./protocol";
+
+export interface Places {
+  /** Workspace root, or undefined without a folder open. */
+  root: string | undefined;
+  home: string;
+}
+
+/** A path for people: relative to the workspace root inside it, `~/…` under home, else absolute. */
+export function displayPath(absolute: string, places: Places): string {
+  if (places.root !== undefined) {
+    const relative = path.relative(places.root, absolute);
+    if (relative === "") {
+      return ".";
+    }
+    if (!relative.startsWith("..") && !path.isAbsolute(relative)) {
+      return relative.split(path.sep).join("/");
+    }
+  }
+  const fromHome = path.relative(places.home, absolute);
+  if (fromHome !== "" && !fromHome.startsWith("..") && !path.isAbsolute(fromHome)) {
+    return `~/${fromHome.split(path.sep).join("/")}`;
+  }
+  return absolute;
+}
+
+const ROUTE_REASONS: Record<RoutedBy, string> = {
+  existing: "exists; saving overwrites it in place",
+  prefix: "new; routed by its ALL-CAPS prefix",
+  topic: "new; a topic path under the primary folder",
+  global: "new; global scope",
+  default: "new; the primary folder",
+};
+
+/** "FEATURE_x → shared/feature/FEATURE_x.md (new; routed by its ALL-CAPS prefix)". */
+export function describeRoute(route: RouteResult, places: Places): string {
+  return `${route.name} → ${displayPath(route.path, places)} (${ROUTE_REASONS[route.routedBy] ?? route.routedBy})`;
+}
+
+export function scopeLabel(scope: Scope): string {
+  return scope === "global" ? "Global" : "Project";
+}
+
+export interface FolderGroup {
+  folder: string;
+  label: string;
+  memories: MemoryInfo[];
+}
+export interface ScopeGroup {
+  scope: Scope;
+  label: string;
+  folders: FolderGroup[];
+}
+
+/**
+ * Memories grouped for the tree view: scopes (project, then global; empty ones left
+ * out), then folders sorted by their label, then memories sorted by name.
+ */
+export function groupMemories(memories: readonly MemoryInfo[], places: Places): ScopeGroup[] {
+  const scopes: ScopeGroup[] = [];
+  for (const scope of ["project", "global"] as const) {
+    const byFolder = new Map<string, FolderGroup>();
+    for (const memory of memories) {
+      if (memory.scope !== scope) {
+        continue;
+      }
+      let group = byFolder.get(memory.folder);
+      if (group === undefined) {
+        group = { folder: memory.folder, label: displayPath(memory.folder, places), memories: [] };
+        byFolder.set(memory.folder, group);
+      }
+      group.memories.push(memory);
+    }
+    if (byFolder.size === 0) {
+      continue;
+    }
+    const folders = [...byFolder.values()].sort((a, b) => a.label.localeCompare(b.label));
+    for (const folder of folders) {
+      folder.memories.sort((a, b) => a.name.localeCompare(b.name));
+    }
+    scopes.push({ scope, label: scopeLabel(scope), folders });
+  }
+  return scopes;
+}
+
+export interface PickText {
+  label: string;
+  description: string;
+  detail: string;
+}
+
+/** Quick pick texts of a memory: the name; folder and scope; tags (all searchable). */
+export function memoryPickText(memory: MemoryInfo, places: Places): PickText {
+  const flags = [scopeLabel(memory.scope).toLowerCase()];
+  if (memory.readOnly) {
+    flags.push("read-only");
+  }
+  return {
+    label: memory.name,
+    description: `${displayPath(memory.folder, places)} · ${flags.join(", ")}`,
+    detail: memory.tags.length > 0 ? memory.tags.map((tag) => `#${tag}`).join(" ") : "",
+  };
+}
+
+/** Tags typed as "a, b c" -> ["a", "b", "c"] (no duplicates, no empties). */
+export function parseTags(text: string): string[] {
+  const tags: string[] = [];
+  for (const tag of text.split(/[\s,]+/)) {
+    const clean = tag.replace(/^#/, "");
+    if (clean && !tags.includes(clean)) {
+      tags.push(clean);
+    }
+  }
+  return tags;
+}
+
+/** "1 memory", "12 memories". */
+export function countLabel(count: number): string {
+  return `${count} ${count === 1 ? "memory" : "memories"}`;
+}
+
+/** A memory name suggested from selected text: its first words, as a valid name. */
+export function suggestName(text: string): string {
+  const firstLine =
+    text
+      .split(/\r?\n/)
+      .map((line) => line.replace(/^#+\s*/, "").trim())
+      .find((line) => line !== "") ?? "";
+  return firstLine
+    .replace(/[^A-Za-z0-9_\- ]+/g, " ")
+    .trim()
+    .split(/\s+/)
+    .slice(0, 6)
+    .join("_")
+    .slice(0, 60)
+    .replace(/^[-_.]+|[-_.]+$/g, "");
+}

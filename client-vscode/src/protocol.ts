@@ -1,0 +1,108 @@
+// The server's commands (SPEC 3.3): their names, arguments and results.
+// Pure types, shared by the commands, the tree view and the status bar.
+
+export type Scope = "project" | "global";
+export type RoutedBy = "existing" | "prefix" | "topic" | "global" | "default";
+
+export interface SaveArgs {
+  name: string;
+  content: string;
+  tags?: string[];
+  scope?: Scope;
+}
+export interface SaveResult {
+  name: string;
+  path: string;
+  scope: Scope;
+  folder: string;
+  created: boolean;
+  routedBy: RoutedBy;
+}
+
+export interface NameArgs {
+  name: string;
+  scope?: Scope;
+}
+
+export interface ReadResult {
+  name: string;
+  path: string;
+  scope: Scope;
+  folder: string;
+  content: string;
+  tags: string[];
+  createdAt: string | null;
+  updatedAt: string | null;
+  readOnly: boolean;
+}
+
+export interface DeleteResult {
+  name: string;
+  path: string;
+}
+
+export interface MoveArgs extends NameArgs {
+  newName: string;
+}
+export interface MoveResult {
+  name: string;
+  newName: string;
+  path: string;
+  updatedReferences: number;
+}
+
+export interface ListArgs {
+  scope?: Scope | "all";
+  tags?: string[];
+  prefix?: string;
+}
+export interface MemoryInfo {
+  name: string;
+  path: string;
+  scope: Scope;
+  folder: string;
+  tags: string[];
+  updatedAt: string | null;
+  readOnly: boolean;
+  shadows: string[];
+}
+export interface ListResult {
+  memories: MemoryInfo[];
+}
+
+export interface SearchArgs {
+  query: string;
+  tags?: string[];
+  scope?: Scope;
+  limit?: number;
+}
+export interface SearchHit {
+  name: string;
+  path: string;
+  line: number;
+  text: string;
+  score: number;
+}
+export interface SearchResult {
+  results: SearchHit[];
+}
+
+export interface RouteResult {
+  name: string;
+  path: string;
+  folder: string;
+  routedBy: RoutedBy;
+  exists: boolean;
+}
+
+/** Each server command with its argument and result types. */
+export interface Commands {
+  "memory.save": [SaveArgs, SaveResult];
+  "memory.read": [NameArgs, ReadResult];
+  "memory.delete": [NameArgs, DeleteResult];
+  "memory.move": [MoveArgs, MoveResult];
+  "memory.list": [ListArgs, ListResult];
+  "memory.search": [SearchArgs, SearchResult];
+  "memory.route": [NameArgs, RouteResult];
+}
+export type CommandName = keyof Commands;

@@ -1,0 +1,278 @@
+// The language server's lifecycle (start, stop, restart, settings) and typed calls of
+// its `memory.*` commands over workspace/executeCommand.
+import * as vscode from "vscode";
+import {
+  DidChangeConfigurationNotification,
+  ExecuteCommandRequest,
+  LanguageClient,
+  ResponseError,
+  State,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from "vscode-languageclient/node";
+import { findInterpreter, onPythonExtensionChange, probe, workspaceRoot, type Interpreter } from "./interpreter";
+import type { CommandName, Commands } from "./protocol";
+import { installCommand, serverCommand, type Action, type StartProblem } from "./python";
+import { toServerSettings, type ServerSettings } from "./settings";
+
+export type ServerState =
+  | { kind: "starting" }
+  | { kind: "running"; python: string }
+  | { kind: "stopped"; reason: string };
+
+/** A failed server command: the server's message, and its `data.code` (SPEC 3.3). */
+export class ServerCommandError extends Error {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+    this.name = "ServerCommandError";
+  }
+}
+
+/** The `memoryLs` settings the server should see now. */
+export function currentServerSettings(): ServerSettings {
+  const config = vscode.workspace.getConfiguration("memoryLs", workspaceRoot());
+  const section: Record<string, unknown> = {};
+  for (const key of ["layout", "primaryFolder", "additionalFolders", "globalFolder", "maxMemoryBytes", "diagnostics"]) {
+    section[key] = config.get(key);
+  }
+  return toServerSettings(section);
+}
+
+const ACTION_LABELS: Record<Action, string> = {
+  install: "Install memory-ls",
+  "choose-python": "Choose Python…",
+  "select-interpreter": "Select Interpreter…",
+  "show-output": "Show Output",
+};
+
+export class MemoryServer implements vscode.Disposable {
+  readonly output: vscode.LogOutputChannel;
+  private client: LanguageClient | undefined;
+  private interpreter: Interpreter | undefined;
+  private starting: Promise<void> | undefined;
+  private currentState: ServerState = { kind: "stopped", reason: "not started yet" };
+  private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
+  private readonly disposables: vscode.Disposable[] = [];
+  /** Fires whenever the server starts, stops or fails to start. */
+  readonly onDidChangeState = this.stateEmitter.event;
+
+  constructor() {
+    this.output = vscode.window.createOutputChannel("Memory LS", { log: true });
+    this.disposables.push(
+      this.output,
+      this.stateEmitter,
+      vscode.workspace.onDidChangeConfiguration((event) => {
+        if (event.affectsConfiguration("memoryLs.server")) {
+          void this.restart();
+        } else if (event.affectsConfiguration("memoryLs")) {
+          void this.pushSettings();
+        }
+      }),
+      vscode.tasks.onDidEndTaskProcess((event) => {
+        if (event.execution.task.definition.type === INSTALL_TASK && event.exitCode === 0) {
+          void this.restart();
+        }
+      }),
+    );
+    void onPythonExtensionChange(() => {
+      if (!vscode.workspace.getConfiguration("memoryLs").get<string>("server.pythonPath")?.trim()) {
+        void this.restart();
+      }
+    }).then((disposable) => disposable && this.disposables.push(disposable));
+  }
+
+  get state(): ServerState {
+    return this.currentState;
+  }
+
+  private setState(state: ServerState): void {
+    this.currentState = state;
+    this.stateEmitter.fire(state);
+  }
+
+  /** Start the server (once; concurrent calls share the start). */
+  start(): Promise<void> {
+    this.starting ??= this.doStart().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  private async doStart(): Promise<void> {
+    if (this.client !== undefined) {
+      return;
+    }
+    this.setState({ kind: "starting" });
+    const folder = workspaceRoot();
+    const cwd = folder?.uri.scheme === "file" ? folder.uri.fsPath : undefined;
+    const interpreter = await findInterpreter();
+    this.interpreter = interpreter;
+    this.output.info(`Python: ${interpreter.choice.command} (${interpreter.choice.source})`);
+    const problem = await probe(interpreter, cwd);
+    if (problem !== undefined) {
+      this.output.error(problem.message);
+      this.setState({ kind: "stopped", reason: problem.message });
+      void this.offer(problem);
+      return;
+    }
+    const { command, args } = serverCommand(interpreter.choice);
+    const serverOptions: ServerOptions = { command, args, options: { cwd } };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [
+        { scheme: "file", language: "markdown" },
+        { scheme: "untitled", language: "markdown" },
+      ],
+      initializationOptions: currentServerSettings(),
+      outputChannel: this.output,
+      traceOutputChannel: this.output,
+      middleware: {
+        workspace: {
+          // Answer workspace/configuration with the server's keys only.
+          configuration: async (params, token, next) => {
+            const answer = await next(params, token);
+            if (!Array.isArray(answer)) {
+              return answer;
+            }
+            return answer.map((section, index) =>
+              params.items[index]?.section === "memoryLs" ? toServerSettings(section) : section,
+            );
+          },
+        },
+      },
+    };
+    const client = new LanguageClient("memoryLs", "Memory LS", serverOptions, clientOptions);
+    this.client = client;
+    client.onDidChangeState((event) => {
+      if (this.client !== client) {
+        return;
+      }
+      if (event.newState === State.Running) {
+        this.setState({ kind: "running", python: command });
+      } else if (event.newState === State.Stopped) {
+        this.setState({ kind: "stopped", reason: "the language server stopped" });
+      }
+    });
+    try {
+      await client.start();
+      this.setState({ kind: "running", python: command });
+    } catch (error) {
+      const message = `Memory LS: the language server did not start with ${command}: ${errorText(error)}`;
+      this.output.error(message);
+      this.client = undefined;
+      await client.dispose().catch(() => undefined);
+      this.setState({ kind: "stopped", reason: message });
+      void this.offer({ kind: "failed", message, actions: ["show-output", "choose-python"] });
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.starting?.catch(() => undefined);
+    const client = this.client;
+    this.client = undefined;
+    if (client !== undefined) {
+      try {
+        await client.stop(5000);
+      } catch (error) {
+        this.output.warn(`Stopping the server: ${errorText(error)}`);
+      }
+      await client.dispose().catch(() => undefined);
+    }
+    this.setState({ kind: "stopped", reason: "stopped" });
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.start();
+  }
+
+  /** Tell the running server the settings changed (it pulls the new ones). */
+  private async pushSettings(): Promise<void> {
+    const client = this.client;
+    if (client === undefined || client.state !== State.Running) {
+      return;
+    }
+    await client.sendNotification(DidChangeConfigurationNotification.type, {
+      settings: { memoryLs: currentServerSettings() },
+    });
+  }
+
+  /** Call a server command; throws ServerCommandError with the server's message. */
+  async call<K extends CommandName>(command: K, args: Commands[K][0]): Promise<Commands[K][1]> {
+    await this.starting;
+    const client = this.client;
+    if (client === undefined || client.state !== State.Running) {
+      const why = this.currentState.kind === "stopped" ? ` (${this.currentState.reason})` : "";
+      throw new ServerCommandError(`The memory-ls language server is not running${why}.`, "not-running");
+    }
+    try {
+      return (await client.sendRequest(ExecuteCommandRequest.type, {
+        command,
+        arguments: [args],
+      })) as Commands[K][1];
+    } catch (error) {
+      if (error instanceof ResponseError) {
+        const data: unknown = error.data;
+        const code =
+          typeof data === "object" && data !== null && typeof (data as { code?: unknown }).code === "string"
+            ? (data as { code: string }).code
+            : undefined;
+        throw new ServerCommandError(error.message, code);
+      }
+      throw new ServerCommandError(errorText(error), undefined);
+    }
+  }
+
+  /** Show a start problem with buttons that fix it where possible. */
+  private async offer(problem: StartProblem): Promise<void> {
+    const labels = problem.actions.map((action) => ACTION_LABELS[action]);
+    const picked = await vscode.window.showErrorMessage(problem.message, ...labels);
+    const action = problem.actions.find((candidate) => ACTION_LABELS[candidate] === picked);
+    switch (action) {
+      case "install":
+        if (this.interpreter !== undefined) {
+          await runInstall(this.interpreter);
+        }
+        break;
+      case "choose-python":
+        await vscode.commands.executeCommand("workbench.action.openSettings", "memoryLs.server.pythonPath");
+        break;
+      case "select-interpreter":
+        await vscode.commands.executeCommand("python.setInterpreter");
+        break;
+      case "show-output":
+        this.output.show();
+        break;
+      default:
+        break;
+    }
+  }
+
+  dispose(): void {
+    void this.stop();
+    for (const disposable of this.disposables) {
+      disposable.dispose();
+    }
+  }
+}
+
+const INSTALL_TASK = "memoryLs.install";
+
+/** Install memory-ls into the interpreter in a terminal task; the server restarts when it succeeds. */
+async function runInstall(interpreter: Interpreter): Promise<void> {
+  const { command, args } = installCommand(interpreter.choice);
+  const task = new vscode.Task(
+    { type: INSTALL_TASK },
+    workspaceRoot() ?? vscode.TaskScope.Global,
+    "Install memory-ls",
+    "Memory LS",
+    new vscode.ProcessExecution(command, args),
+  );
+  await vscode.tasks.executeTask(task);
+}
+
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,103 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+  countLabel,
+  describeRoute,
+  displayPath,
+  groupMemories,
+  memoryPickText,
+  parseTags,
+  suggestName,
+} from "../../src/format";
+import type { MemoryInfo } from "../../src/protocol";
+
+const places = { root: "/work/repo", home: "/home/ada" };
+
+function memory(name: string, folder: string, extra: Partial<MemoryInfo> = {}): MemoryInfo {
+  return {
+    name,
+    path: `${folder}/${name}.md`,
+    scope: folder.startsWith("/home") ? "global" : "project",
+    folder,
+    tags: [],
+    updatedAt: null,
+    readOnly: false,
+    shadows: [],
+    ...extra,
+  };
+}
+
+describe("displayPath", () => {
+  it("is relative inside the workspace, ~ under home, else absolute", () => {
+    assert.equal(displayPath("/work/repo/shared/feature/X.md", places), "shared/feature/X.md");
+    assert.equal(displayPath("/work/repo", places), ".");
+    assert.equal(displayPath("/home/ada/.serena/memories/global", places), "~/.serena/memories/global");
+    assert.equal(displayPath("/work/repo-other/a.md", places), "/work/repo-other/a.md");
+    assert.equal(displayPath("/work/x.md", { root: undefined, home: "/home/ada" }), "/work/x.md");
+  });
+});
+
+describe("describeRoute", () => {
+  it("names the target path and why", () => {
+    const text = describeRoute(
+      { name: "FEATURE_x", path: "/work/repo/shared/feature/FEATURE_x.md", folder: "/work/repo/shared/feature", routedBy: "prefix", exists: false },
+      places,
+    );
+    assert.equal(text, "FEATURE_x → shared/feature/FEATURE_x.md (new; routed by its ALL-CAPS prefix)");
+    assert.match(
+      describeRoute({ name: "a", path: "/work/repo/.serena/memories/a.md", folder: "", routedBy: "existing", exists: true }, places),
+      /overwrites it in place/,
+    );
+  });
+});
+
+describe("groupMemories", () => {
+  it("groups by scope, then folder, sorted, leaving out empty scopes", () => {
+    const primary = "/work/repo/.serena/memories";
+    const feature = "/work/repo/shared/feature";
+    const groups = groupMemories(
+      [memory("zeta", primary), memory("FEATURE_b", feature), memory("alpha", primary), memory("FEATURE_a", feature)],
+      places,
+    );
+    assert.deepEqual(
+      groups.map((scope) => [scope.label, scope.folders.map((f) => [f.label, f.memories.map((m) => m.name)])]),
+      [["Project", [[".serena/memories", ["alpha", "zeta"]], ["shared/feature", ["FEATURE_a", "FEATURE_b"]]]]],
+    );
+  });
+
+  it("puts global memories after project ones", () => {
+    const groups = groupMemories([memory("tips", "/home/ada/g"), memory("a", "/work/repo/m")], places);
+    assert.deepEqual(
+      groups.map((g) => g.scope),
+      ["project", "global"],
+    );
+    assert.equal(groups[1]?.folders[0]?.label, "~/g");
+  });
+});
+
+describe("memoryPickText", () => {
+  it("shows folder, scope, read-only and tags", () => {
+    assert.deepEqual(memoryPickText(memory("v", "/work/repo/shared/vendor", { readOnly: true, tags: ["sdk", "x"] }), places), {
+      label: "v",
+      description: "shared/vendor · project, read-only",
+      detail: "#sdk #x",
+    });
+  });
+});
+
+describe("small helpers", () => {
+  it("parses tags", () => {
+    assert.deepEqual(parseTags(" auth, #api  auth,,"), ["auth", "api"]);
+    assert.deepEqual(parseTags(""), []);
+  });
+
+  it("counts", () => {
+    assert.equal(countLabel(1), "1 memory");
+    assert.equal(countLabel(0), "0 memories");
+  });
+
+  it("suggests a name from selected text", () => {
+    assert.equal(suggestName("\n## Login flow: the steps!\nmore"), "Login_flow_the_steps");
+    assert.equal(suggestName("   "), "");
+  });
+});
