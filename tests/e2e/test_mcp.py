@@ -1,0 +1,522 @@
+"""The MCP server (`memory-ls mcp`), driven by the official MCP client over stdio."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from e2e_support import SERVER_ENV, make_workspace, session
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.types import CallToolResult, TextContent, Tool
+
+TOOLS = {
+    "write_memory",
+    "read_memory",
+    "list_memories",
+    "edit_memory",
+    "delete_memory",
+    "move_memory",
+    "search_memories",
+}
+
+
+@dataclass
+class Workspace:
+    """A store in tmp_path: root, shared folders, a global folder and HOME, all inside it."""
+
+    tmp: Path
+    root: Path
+    primary: Path
+    feature: Path
+    spec: Path
+    vendor: Path
+    plan: Path
+    global_folder: Path
+
+    def flags(self) -> list[str]:
+        """Store flags of `memory-ls mcp` for this workspace."""
+        return [
+            "--root",
+            str(self.root),
+            "--additional-folders",
+            f"{self.feature},{self.spec},{self.vendor}:ro,{self.plan}",
+            "--global-folder",
+            str(self.global_folder),
+        ]
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    """Shared folders `feature`, `spec` and `vendor` (read-only) exist; `plan` does not, yet."""
+    shared = tmp_path / "shared"
+    space = Workspace(
+        tmp=tmp_path,
+        root=tmp_path / "repo",
+        primary=tmp_path / "repo" / ".serena" / "memories",
+        feature=shared / "feature",
+        spec=shared / "spec",
+        vendor=shared / "vendor",
+        plan=shared / "plan",
+        global_folder=tmp_path / "home" / "global-memories",
+    )
+    for folder in (space.root, space.feature, space.spec, space.vendor, tmp_path / "home"):
+        folder.mkdir(parents=True)
+    return space
+
+
+@asynccontextmanager
+async def mcp_process(
+    args: list[str], env: Mapping[str, str], cwd: Path
+) -> AsyncIterator[ClientSession]:
+    """A `memory-ls mcp` process with these flags, and an initialized client session."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memory_ls.cli", "mcp", *args],
+        env={**env, "PYTHONPATH": os.pathsep.join(sys.path)},
+        cwd=str(cwd),
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+def mcp_server(ws: Workspace, *flags: str) -> AbstractAsyncContextManager[ClientSession]:
+    """`memory-ls mcp` on the workspace (its own flags unless given)."""
+    # HOME and the lock-file cache inside tmp_path: the real home is never touched.
+    env = {"HOME": str(ws.tmp / "home"), "XDG_CACHE_HOME": str(ws.tmp / "cache")}
+    return mcp_process(list(flags or ws.flags()), env, ws.tmp)
+
+
+async def call(session: ClientSession, tool: str, **arguments: Any) -> CallToolResult:
+    """Call a tool and return its result."""
+    result = await session.call_tool(tool, arguments)
+    assert isinstance(result, CallToolResult)
+    return result
+
+
+def text_of(result: CallToolResult) -> str:
+    """The result's text blocks, joined."""
+    return "\n".join(block.text for block in result.content if isinstance(block, TextContent))
+
+
+async def ok(session: ClientSession, tool: str, **arguments: Any) -> tuple[str, dict[str, Any]]:
+    """Call a tool that must succeed; return (text, structured content)."""
+    result = await call(session, tool, **arguments)
+    assert not result.is_error, text_of(result)
+    assert result.structured_content is not None
+    return text_of(result), result.structured_content
+
+
+async def refused(session: ClientSession, tool: str, **arguments: Any) -> str:
+    """Call a tool that must be refused; return the error text."""
+    result = await call(session, tool, **arguments)
+    assert result.is_error, text_of(result)
+    assert result.structured_content is None
+    return text_of(result)
+
+
+def snapshot(base: Path) -> dict[str, Any]:
+    """Every directory, file (with its bytes) and symlink (with its target) under base."""
+    state: dict[str, Any] = {}
+    for path in sorted(base.rglob("*")):
+        rel = str(path.relative_to(base))
+        if path.is_symlink():
+            state[rel] = ("link", os.readlink(path))
+        elif path.is_dir():
+            state[rel] = ("dir",)
+        else:
+            state[rel] = ("file", path.read_bytes())
+    return state
+
+
+def outside(folder: str, state: Mapping[str, Any]) -> dict[str, Any]:
+    """A snapshot without one top-level folder."""
+    return {k: v for k, v in state.items() if Path(k).parts[0] != folder}
+
+
+def schema_of(tool: Tool, argument: str) -> Mapping[str, Any]:
+    """An argument's schema, with `X | None` unwrapped to X."""
+    schema: Mapping[str, Any] = tool.input_schema["properties"][argument]
+    for option in schema.get("anyOf", []):
+        if option.get("type") != "null":
+            return {**schema, **option}
+    return schema
+
+
+async def check_wrong_arguments_are_refused(session: ClientSession) -> None:
+    """Arguments against the schemas are `invalid-arguments` refusals, not crashes."""
+    cases: list[tuple[str, dict[str, Any], list[str]]] = [
+        ("write_memory", {"memory_name": 5, "content": "x"}, ["memory_name", "got integer"]),
+        ("write_memory", {"memory_name": "FEATURE_a"}, ["content is required"]),
+        ("write_memory", {"memory_name": "a", "content": "x", "tags": "t"}, ["tags"]),
+        ("write_memory", {"memory_name": "a", "content": "x", "tags": [1]}, ["tags.0"]),
+        ("write_memory", {"memory_name": "a", "content": "x", "scope": "all"}, ["scope"]),
+        ("write_memory", {"name": "a", "content": "x"}, ["does not take name"]),
+        ("write_memory", {"memory_name": "a", "content": "x", "tags": [" "]}, ["tag"]),
+        ("edit_memory", {"memory_name": "a", "needle": "x", "repl": "y", "mode": "glob"}, []),
+        (
+            "edit_memory",
+            {"memory_name": "a", "needle": "x", "repl": "y", "allow_multiple_occurrences": 1},
+            ["allow_multiple_occurrences", "got integer"],
+        ),
+        ("search_memories", {"query": "x", "limit": 0}, ["limit"]),
+        ("search_memories", {"query": "x", "limit": "5"}, ["limit", "got string"]),
+        ("search_memories", {"query": "  "}, ["query"]),
+        ("list_memories", {"prefix": ["F"]}, ["prefix"]),
+    ]
+    for tool, arguments, words in cases:
+        text = await refused(session, tool, **arguments)
+        assert text.startswith("[invalid-arguments] "), (tool, arguments, text)
+        for word in words:
+            assert word in text, (tool, arguments, text)
+    # A server that survived all of that still answers.
+    await ok(session, "list_memories")
+
+
+async def test_tools_are_listed_with_schemas_and_annotations_that_are_enforced(
+    ws: Workspace,
+) -> None:
+    before = snapshot(ws.tmp)
+    async with mcp_server(ws) as session:
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        await check_wrong_arguments_are_refused(session)
+    assert snapshot(ws.tmp) == before
+
+    assert set(tools) == TOOLS
+    write = tools["write_memory"]
+    assert write.input_schema["required"] == ["memory_name", "content"]
+    assert schema_of(write, "scope")["enum"] == ["project", "global"]
+    assert schema_of(write, "tags")["items"] == {"type": "string"}
+    for word in ("ALL-CAPS", "global/", "topic", "in place"):
+        assert word in (write.description or "")
+    edit = tools["edit_memory"]
+    assert edit.input_schema["required"] == ["memory_name", "needle", "repl"]
+    assert schema_of(edit, "mode")["enum"] == ["literal", "regex"]
+    assert schema_of(edit, "mode")["default"] == "literal"
+    assert schema_of(edit, "allow_multiple_occurrences")["type"] == "boolean"
+    assert schema_of(tools["list_memories"], "scope")["enum"] == ["project", "global", "all"]
+    assert schema_of(tools["search_memories"], "limit")["minimum"] == 1
+    assert tools["move_memory"].input_schema["required"] == ["memory_name", "new_name"]
+    assert tools["delete_memory"].input_schema["required"] == ["memory_name"]
+
+    for name in ("read_memory", "list_memories", "search_memories"):
+        annotations = tools[name].annotations
+        assert annotations is not None and annotations.read_only_hint is True, name
+    for name, idempotent in (
+        ("write_memory", True),
+        ("edit_memory", False),
+        ("delete_memory", True),
+        ("move_memory", False),
+    ):
+        annotations = tools[name].annotations
+        assert annotations is not None
+        assert annotations.read_only_hint is False, name
+        assert annotations.destructive_hint is True, name
+        assert annotations.idempotent_hint is idempotent, name
+        assert annotations.open_world_hint is False, name
+
+    # The structured results are published in the SPEC 3.3 shapes.
+    output = write.output_schema
+    assert output is not None
+    assert set(output["required"]) == {"name", "path", "scope", "folder", "created", "routedBy"}
+    assert output["properties"]["routedBy"]["enum"] == [
+        "existing",
+        "prefix",
+        "topic",
+        "global",
+        "default",
+    ]
+    search_output = tools["search_memories"].output_schema
+    assert search_output is not None and "results" in search_output["properties"]
+
+
+async def test_write_is_routed_and_says_where_and_why(ws: Workspace) -> None:
+    async with mcp_server(ws) as session:
+        text, result = await ok(session, "write_memory", memory_name="FEATURE_auth", content="A\n")
+        target = ws.feature / "FEATURE_auth.md"
+        assert text == (
+            f"Saved FEATURE_auth to {target} "
+            "(routed by prefix FEATURE to the additional folder feature)."
+        )
+        assert result == {
+            "name": "FEATURE_auth",
+            "path": str(target),
+            "scope": "project",
+            "folder": str(ws.feature),
+            "created": True,
+            "routedBy": "prefix",
+        }
+        assert target.read_text() == "A\n"
+
+        text, result = await ok(session, "write_memory", memory_name="notes", content="n")
+        assert result["routedBy"] == "default"
+        assert text == (
+            f"Saved notes to {ws.primary / 'notes.md'} "
+            "(no routing prefix applies, so the primary folder)."
+        )
+
+        text, result = await ok(session, "write_memory", memory_name="BUGFIX_x", content="b")
+        assert result["path"] == str(ws.primary / "BUGFIX_x.md")
+        assert "prefix BUGFIX matches no additional folder" in text
+        assert "FEATURE_" in text and "SPEC_" in text
+
+        text, result = await ok(session, "write_memory", memory_name="auth/login", content="t")
+        assert (result["path"], result["routedBy"]) == (
+            str(ws.primary / "auth" / "login.md"),
+            "topic",
+        )
+        assert "topic path" in text
+
+        text, result = await ok(
+            session, "write_memory", memory_name="global/prefs", content="g", tags=["me"]
+        )
+        assert result["path"] == str(ws.global_folder / "prefs.md")
+        assert (result["scope"], result["routedBy"]) == ("global", "global")
+        assert "global folder" in text
+        assert "tags:\n- me" in (ws.global_folder / "prefs.md").read_text()
+
+        text, result = await ok(session, "write_memory", memory_name="FEATURE_auth", content="B\n")
+        assert (result["created"], result["routedBy"]) == (False, "existing")
+        assert text == (
+            f"Saved FEATURE_auth: updated in place at {target} "
+            "(it already existed in the additional folder feature)."
+        )
+        assert target.read_text() == "B\n"
+        assert not (ws.primary / "FEATURE_auth.md").exists()
+
+        # The configured folder plan does not exist: PLAN_ names go to the primary folder...
+        text, result = await ok(session, "write_memory", memory_name="PLAN_a", content="a")
+        assert result["path"] == str(ws.primary / "PLAN_a.md")
+        assert f"the additional folder {ws.plan} is configured but does not exist" in text
+        assert not ws.plan.exists()  # routing never creates an additional folder
+        # ...until it appears while the server runs.
+        ws.plan.mkdir()
+        _, result = await ok(session, "write_memory", memory_name="PLAN_b", content="b")
+        assert (result["path"], result["routedBy"]) == (str(ws.plan / "PLAN_b.md"), "prefix")
+
+
+async def test_edit_changes_a_memory_in_place_in_an_additional_folder(ws: Workspace) -> None:
+    target = ws.spec / "SPEC_api.md"
+    target.write_text("---\nowner: team\n---\nThe API uses v1.\nv1 is old.\n")
+    async with mcp_server(ws) as session:
+        text, result = await ok(
+            session, "edit_memory", memory_name="SPEC_api", needle="uses v1", repl="uses v2"
+        )
+        assert result == {"name": "SPEC_api", "path": str(target), "replacements": 1}
+        assert text == f"Edited SPEC_api in place at {target} (1 replacement)."
+        assert "The API uses v2.\nv1 is old.\n" in target.read_text()
+        assert "owner: team" in target.read_text()
+
+        before = snapshot(ws.tmp)
+        assert (
+            await refused(session, "edit_memory", memory_name="SPEC_api", needle="v", repl="w")
+        ).startswith("[ambiguous-match] ")
+        assert (
+            await refused(session, "edit_memory", memory_name="SPEC_api", needle="zz", repl="w")
+        ).startswith("[no-match] ")
+        assert snapshot(ws.tmp) == before
+
+        text, result = await ok(
+            session,
+            "edit_memory",
+            memory_name="SPEC_api",
+            needle=r"v(\d)",
+            repl=r"version \1",
+            mode="regex",
+            allow_multiple_occurrences=True,
+        )
+        assert result["replacements"] == 2
+        assert "uses version 2.\nversion 1 is old.\n" in target.read_text()
+        assert sorted(p.name for p in ws.spec.iterdir()) == ["SPEC_api.md"]
+        assert not ws.primary.exists()
+
+
+HOSTILE_NAMES = [
+    "../x",
+    "../../escape",
+    "/etc/passwd_x",
+    "FEATURE_a/../../../../x",
+    "global/../../x",
+    "a\\b",
+    "a:b",
+    ".hidden",
+    "x\x00y",
+    "",
+    "  ",
+    "..",
+    "CON",
+    "a" * 101,
+]
+
+
+async def test_hostile_names_are_refused_and_nothing_is_written(ws: Workspace) -> None:
+    (ws.feature / "FEATURE_keep.md").write_text("keep\n")
+    before = snapshot(ws.tmp)
+    async with mcp_server(ws) as session:
+        for name in HOSTILE_NAMES:
+            for tool, arguments in (
+                ("write_memory", {"memory_name": name, "content": "pwned"}),
+                ("write_memory", {"memory_name": name, "content": "pwned", "scope": "global"}),
+                ("move_memory", {"memory_name": "FEATURE_keep", "new_name": name}),
+                ("edit_memory", {"memory_name": name, "needle": "k", "repl": "p"}),
+                ("delete_memory", {"memory_name": name}),
+                ("read_memory", {"memory_name": name}),
+            ):
+                text = await refused(session, tool, **arguments)
+                assert text.startswith("[invalid-name] Invalid memory name "), (name, tool, text)
+        text = await refused(session, "write_memory", memory_name="../x", content="pwned")
+        assert text.startswith("[invalid-name] Invalid memory name '../x': ")
+    assert snapshot(ws.tmp) == before
+
+
+async def test_refusals_carry_the_spec_code(ws: Workspace) -> None:
+    (ws.vendor / "VENDOR_lib.md").write_text("vendored\n")
+    # A file where the primary folder should be: saving there fails in the file system.
+    ws.primary.parent.mkdir()
+    ws.primary.write_text("not a folder\n")
+    async with mcp_server(ws, *ws.flags(), "--max-memory-bytes", "64") as session:
+        await ok(session, "write_memory", memory_name="FEATURE_a", content="a")
+        await ok(session, "write_memory", memory_name="FEATURE_b", content="b")
+        before = snapshot(ws.tmp)
+        assert (await refused(session, "read_memory", memory_name="nope")).startswith(
+            "[not-found] No memory named 'nope'"
+        )
+        assert (
+            await refused(session, "move_memory", memory_name="FEATURE_a", new_name="FEATURE_b")
+        ).startswith("[exists] ")
+        assert (
+            await refused(session, "write_memory", memory_name="VENDOR_new", content="x")
+        ).startswith("[read-only] ")
+        assert (await refused(session, "delete_memory", memory_name="VENDOR_lib")).startswith(
+            "[read-only] "
+        )
+        assert (
+            await refused(session, "write_memory", memory_name="FEATURE_big", content="x" * 65)
+        ).startswith("[too-large] ")
+        assert snapshot(ws.tmp) == before
+        # Not a refusal with a SPEC code, but a tool error that says what failed, not a crash.
+        text = await refused(session, "write_memory", memory_name="notes", content="x")
+        assert text.startswith("The file system refused the operation: ")
+        assert str(ws.primary) in text
+        # The write got as far as taking the folder's lock (a file in the user's cache).
+        assert outside("cache", snapshot(ws.tmp)) == outside("cache", before)
+        # The server is still there for the next call.
+        await ok(session, "write_memory", memory_name="FEATURE_c", content="c")
+
+
+async def test_read_list_search(ws: Workspace) -> None:
+    async with mcp_server(ws) as session:
+        await ok(
+            session,
+            "write_memory",
+            memory_name="FEATURE_login",
+            content="# Login\nUses OAuth tokens.\n",
+            tags=["auth", "security"],
+        )
+        await ok(session, "write_memory", memory_name="style", content="Tabs, not spaces.\n")
+
+        text, result = await ok(session, "read_memory", memory_name="mem:FEATURE_login.md")
+        assert result["content"] == "# Login\nUses OAuth tokens.\n"
+        assert result["tags"] == ["auth", "security"]
+        assert (result["path"], result["readOnly"]) == (str(ws.feature / "FEATURE_login.md"), False)
+        assert result["createdAt"] and result["updatedAt"]
+        assert text.startswith("# Login\nUses OAuth tokens.\n")
+        assert text.endswith(
+            f"(FEATURE_login: {result['path']}; project scope, the additional folder feature; "
+            f"tags: auth, security; updated {result['updatedAt']})"
+        )
+
+        text, result = await ok(session, "list_memories")
+        assert [m["name"] for m in result["memories"]] == ["FEATURE_login", "style"]
+        assert "- FEATURE_login (project, additional folder feature; tags: auth, security)" in text
+        assert f"FEATURE_... -> {ws.feature}" in text
+        _, result = await ok(session, "list_memories", tags=["auth"], scope="project")
+        assert [m["name"] for m in result["memories"]] == ["FEATURE_login"]
+        _, result = await ok(session, "list_memories", prefix="sty")
+        assert [m["name"] for m in result["memories"]] == ["style"]
+        _, result = await ok(session, "list_memories", scope="global")
+        assert result["memories"] == []
+
+        text, result = await ok(session, "search_memories", query="oauth")
+        assert result["results"][0]["name"] == "FEATURE_login"
+        # Line numbers count in the file, frontmatter included.
+        lines = (ws.feature / "FEATURE_login.md").read_text().splitlines()
+        line = lines.index("Uses OAuth tokens.") + 1
+        assert line > 2 and result["results"][0]["line"] == line
+        assert f"FEATURE_login:{line}: Uses OAuth tokens." in text
+        _, result = await ok(session, "search_memories", query="tabs", tags=["auth"])
+        assert result["results"] == []
+
+
+async def test_move_reroutes_and_rewrites_references_then_delete(ws: Workspace) -> None:
+    async with mcp_server(ws) as session:
+        await ok(session, "write_memory", memory_name="draft", content="Draft.\n")
+        await ok(session, "write_memory", memory_name="index", content="See [[draft]].\n")
+
+        text, result = await ok(session, "move_memory", memory_name="draft", new_name="SPEC_v2")
+        target = ws.spec / "SPEC_v2.md"
+        assert result == {
+            "name": "draft",
+            "newName": "SPEC_v2",
+            "path": str(target),
+            "updatedReferences": 1,
+        }
+        assert text == (
+            f"Moved draft to SPEC_v2 at {target} (routed by prefix SPEC to the additional "
+            "folder spec); 1 reference in other memories updated."
+        )
+        assert target.read_text() == "Draft.\n"
+        assert not (ws.primary / "draft.md").exists()
+        assert (ws.primary / "index.md").read_text() == "See [[SPEC_v2]].\n"
+
+        text, result = await ok(session, "delete_memory", memory_name="SPEC_v2")
+        assert result == {"name": "SPEC_v2", "path": str(target)}
+        assert text == f"Deleted SPEC_v2 ({target})."
+        assert not target.exists()
+        assert ws.spec.is_dir()  # the shared folder stays, empty
+        assert (await refused(session, "delete_memory", memory_name="SPEC_v2")).startswith(
+            "[not-found] "
+        )
+
+
+async def test_a_memory_written_through_mcp_completes_in_the_language_server(
+    tmp_path: Path,
+) -> None:
+    # Both servers on one store: the language server with its initialization options,
+    # the MCP server with the same folders as flags.
+    lsp_ws = make_workspace(tmp_path)
+    options = lsp_ws.init_options()
+    flags = [
+        "--root",
+        str(lsp_ws.root),
+        "--additional-folders",
+        ",".join(options["additionalFolders"]),
+        "--global-folder",
+        options["globalFolder"],
+    ]
+    shared_env = {k: SERVER_ENV[k] for k in ("HOME", "XDG_CACHE_HOME", "SERENA_HOME")}
+    async with session(lsp_ws) as lsp, mcp_process(flags, shared_env, tmp_path) as agent:
+        uri = lsp.open("notes/agent.md", "See [[FEATURE_\n")
+        position = (0, lsp.units("See [[FEATURE_"))
+
+        async def completed_names() -> set[str]:
+            result = await lsp.complete(uri, *position)
+            return {item.label for item in result.items} if result else set()
+
+        assert "FEATURE_from_agent" not in await completed_names()
+        _, result = await ok(agent, "write_memory", memory_name="FEATURE_from_agent", content="x")
+        assert result["path"] == str(lsp_ws.root / "shared" / "feature" / "FEATURE_from_agent.md")
+
+        loop = asyncio.get_running_loop()
+        written = loop.time()
+        while "FEATURE_from_agent" not in await completed_names():
+            assert loop.time() - written < 1.0, "not offered by completion within a second"
+            await asyncio.sleep(0.02)
