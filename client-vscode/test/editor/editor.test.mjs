@@ -1,0 +1,257 @@
+// The extension in a real VS Code (code-server in headless Chromium): the palette,
+// completion, Save Selection as Memory, Open Memory, Problems and the Memories view.
+//   node --test client-vscode/test/editor/editor.test.mjs   (see client-vscode/scripts/test-all.sh)
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import {
+  activeTab,
+  focusEditor,
+  notification,
+  openBrowser,
+  openFile,
+  palette,
+  quickPickRow,
+  repo,
+  retry,
+  runCommand,
+  screenshot,
+  startCodeServer,
+} from "./harness.mjs";
+
+const artifacts =
+  process.env.MEMORY_LS_ARTIFACTS || join(repo, "client-vscode", "test-results", `editor-${Date.now()}`);
+const manifest = JSON.parse(readFileSync(join(repo, "package.json"), "utf8"));
+const TEST_TIMEOUT = 120_000;
+
+let session;
+let browser;
+let page;
+const failures = [];
+
+/** A test whose failure keeps a screenshot of the editor. */
+function step(name, body) {
+  it(name, { timeout: TEST_TIMEOUT }, async () => {
+    try {
+      await body();
+    } catch (error) {
+      if (page) {
+        try {
+          failures.push(await screenshot(page, artifacts, name));
+        } catch (shotError) {
+          failures.push(`(no screenshot for "${name}": ${shotError.message})`);
+        }
+      }
+      throw error;
+    }
+  });
+}
+
+/** The text of the extension's status bar item ("7 memories", "Memories: server stopped"). */
+async function statusText() {
+  const item = page.locator(".statusbar-item", { hasText: /\bmemor(y|ies)\b|^Memories/i }).first();
+  return (await item.innerText({ timeout: 1000 })).trim();
+}
+
+describe("memory-ls in VS Code (code-server)", { timeout: 15 * 60_000 }, () => {
+  before(async () => {
+    try {
+      session = await startCodeServer();
+      ({ browser, page } = await openBrowser(session.url));
+      // The extension is active and its server answered memory.list.
+      await retry(
+        async () => {
+          const text = await statusText();
+          assert.match(text, /\d+ memor(y|ies)/);
+        },
+        { timeout: 90_000, what: "the status bar to show the number of memories" },
+      );
+    } catch (error) {
+      failures.push(page ? await screenshot(page, artifacts, "startup") : `(start-up failed: ${error.message})`);
+      throw error;
+    }
+  });
+
+  after(async () => {
+    const failed = failures.length > 0;
+    await browser?.close().catch(() => undefined);
+    await session?.stop({ keep: failed });
+    if (failed) {
+      console.log(`Editor test failures: screenshots in ${artifacts}`);
+      for (const file of failures) {
+        console.log(`  ${file}`);
+      }
+      console.log(`code-server log and the temp workspace are kept in ${session?.temp}`);
+    } else {
+      console.log(`Editor tests: no failures, no screenshots (the folder would be ${artifacts})`);
+    }
+  });
+
+  step("the Memory commands are in the palette", async () => {
+    // Save Selection as Memory… is offered when there is a selection.
+    await openFile(page, "notes.md");
+    await page.keyboard.press("Control+A");
+    const titles = manifest.contributes.commands
+      .filter((command) => !manifest.contributes.menus.commandPalette.some((m) => m.command === command.command && m.when === "false"))
+      .map((command) => `${command.category}: ${command.title}`);
+    assert.ok(titles.length >= 10, `expected at least 10 palette commands, got ${titles.length}`);
+    for (const title of titles) {
+      await retry(
+        async () => {
+          await palette(page, `>${title}`);
+          await quickPickRow(page, title).first().waitFor({ state: "visible", timeout: 2000 });
+        },
+        { timeout: 20_000, what: `"${title}" in the palette` },
+      );
+    }
+    await page.keyboard.press("Escape");
+  });
+
+  step("completion after [[ lists memory names and accepting one writes the name", async () => {
+    await openFile(page, "notes.md");
+    await page.keyboard.press("Control+End");
+    await page.keyboard.press("Enter");
+    await page.keyboard.type("See [[");
+    const rows = page.locator(".suggest-widget .monaco-list-row");
+    await retry(
+      async () => {
+        if (!(await page.locator(".suggest-widget.visible").isVisible())) {
+          await page.keyboard.press("Control+Space");
+        }
+        await rows.first().waitFor({ state: "visible", timeout: 3000 });
+        const labels = (await rows.allInnerTexts()).join("\n");
+        for (const name of ["FEATURE_checkout", "SPEC_payments_api", "project_overview"]) {
+          assert.ok(labels.includes(name), `${name} not among the suggestions:\n${labels}`);
+        }
+      },
+      { timeout: 60_000, what: "memory names in the suggest widget" },
+    );
+    await page.keyboard.type("FEATURE_ch");
+    await retry(
+      async () => {
+        const first = await rows.first().innerText();
+        assert.match(first, /FEATURE_checkout/);
+      },
+      { timeout: 10_000, what: "FEATURE_checkout to be the first suggestion" },
+    );
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("Control+S");
+    await retry(
+      async () => {
+        const text = readFileSync(join(session.workspace, "notes.md"), "utf8");
+        assert.match(text, /^See \[\[FEATURE_checkout\]\]$/m);
+      },
+      { timeout: 10_000, what: "notes.md to hold the accepted name" },
+    );
+  });
+
+  step("Save Selection as Memory with an ALL-CAPS name writes into the matching additional folder", async () => {
+    await openFile(page, "notes.md");
+    await page.keyboard.press("Control+A");
+    await runCommand(page, "Memory: Save Selection as Memory…");
+    const input = page.locator(".quick-input-widget input");
+    await page.locator(".quick-input-title", { hasText: "Save Selection as Memory" }).waitFor({ timeout: 10_000 });
+    await input.fill("FEATURE_editor_notes");
+    // The route is shown before saving.
+    await page
+      .locator(".quick-input-message", { hasText: "shared/feature/FEATURE_editor_notes.md" })
+      .waitFor({ timeout: 15_000 });
+    await input.press("Enter");
+    const target = join(session.workspace, "shared", "feature", "FEATURE_editor_notes.md");
+    await retry(
+      async () => {
+        assert.ok(existsSync(target), `${target} was not written`);
+        const text = readFileSync(target, "utf8");
+        assert.match(text, /# Scratch notes/);
+        assert.match(text, /See \[\[FEATURE_checkout\]\]/);
+      },
+      { timeout: 15_000, what: "the saved memory on disk" },
+    );
+    assert.equal(existsSync(join(session.workspace, ".serena", "memories", "FEATURE_editor_notes.md")), false);
+    await notification(page, "Saved memory FEATURE_editor_notes").waitFor({ timeout: 10_000 });
+  });
+
+  step("Open Memory opens the right file", async () => {
+    await runCommand(page, "Memory: Open Memory…");
+    await page.locator(".quick-input-title", { hasText: "Open Memory" }).waitFor({ timeout: 10_000 });
+    await page.locator(".quick-input-widget input").fill("payments_api");
+    const row = quickPickRow(page, "SPEC_payments_api");
+    await row.waitFor({ timeout: 10_000 });
+    assert.match(await row.innerText(), /shared\/spec · project/);
+    await row.click();
+    await activeTab(page, "SPEC_payments_api.md").waitFor({ timeout: 10_000 });
+    await page.locator(".quick-input-widget").waitFor({ state: "hidden", timeout: 5000 });
+    await retry(
+      async () => {
+        const text = await page.locator(".editor-instance .view-lines").first().innerText();
+        assert.match(text.replace(/\u00a0/g, " "), /Unique marker: the payments spec fixture/);
+      },
+      { timeout: 10_000, what: "the opened memory's text" },
+    );
+  });
+
+  step("a broken link shows in the Problems panel", async () => {
+    await openFile(page, ".serena/memories/project_overview.md");
+    await focusEditor(page);
+    await page.keyboard.press("Control+Shift+M");
+    const problem = page.locator(".markers-panel .monaco-list-row", { hasText: "deployment_checklist" });
+    await retry(
+      async () => {
+        await problem.first().waitFor({ state: "visible", timeout: 3000 });
+        const text = await problem.first().innerText();
+        assert.match(text, /broken-link/);
+        assert.match(text, /memory-ls/);
+      },
+      { timeout: 30_000, what: "the broken-link problem" },
+    );
+    // The link that resolves is not a problem.
+    assert.equal(await page.locator(".markers-panel .monaco-list-row", { hasText: "FEATURE_checkout" }).count(), 0);
+  });
+
+  step("the Memories view lists memories by folder", async () => {
+    // Give the Memories view the whole side bar: its list only renders the rows in sight.
+    const folders = page.locator(".pane-header", { hasText: /^\s*workspace\s*$/i }).first();
+    if ((await folders.getAttribute("aria-expanded")) === "true") {
+      await folders.click();
+    }
+    await runCommand(page, "Explorer: Focus on Memories View");
+    const pane = page.locator(".pane", { has: page.locator(".pane-header", { hasText: "Memories" }) });
+    const rows = pane.locator(".monaco-list-row");
+    let tree = [];
+    await retry(
+      async () => {
+        tree = await rows.evaluateAll((elements) =>
+          elements.map((element) => ({
+            level: Number(element.getAttribute("aria-level")),
+            label: element.querySelector(".label-name")?.textContent ?? "",
+          })),
+        );
+        const labels = tree.map((row) => `${row.level}:${row.label}`);
+        const expected = [
+          "1:Project",
+          "2:.serena/memories",
+          "3:auth/login_flow",
+          "3:project_overview",
+          "3:suggested_commands",
+          "2:shared/feature",
+          "3:FEATURE_checkout",
+          "3:FEATURE_editor_notes",
+          "2:shared/feature_builder",
+          "3:FEATURE_BUILDER_pipeline",
+          "2:shared/spec",
+          "3:SPEC_payments_api",
+          "1:Global",
+        ];
+        assert.deepEqual(labels.slice(0, expected.length), expected);
+        const globalRows = labels.slice(expected.length);
+        assert.equal(globalRows.length, 2, `global rows: ${globalRows.join(", ")}`);
+        assert.match(globalRows[0], /^2:/);
+        assert.equal(globalRows[1], "3:editor_tips");
+      },
+      { timeout: 30_000, what: "the Memories view's rows" },
+    );
+    const memories = tree.filter((row) => row.level === 3).length;
+    assert.equal(await statusText(), `${memories} memories`);
+  });
+});

@@ -1,0 +1,319 @@
+// The real-editor test harness: code-server (a full VS Code served to a browser) on a
+// throwaway copy of the fixture workspace, with the extension installed from its VSIX,
+// driven in headless Debian Chromium through playwright-core.
+//
+// Environment:
+//   MEMORY_LS_CODE_SERVER  code-server package directory (from setup.sh; required)
+//   MEMORY_LS_VSIX         the VSIX to test (default client-vscode/dist/memory-ls.vsix)
+//   MEMORY_LS_PYTHON       Python with memory_ls installed (default <repo>/.venv/bin/python)
+//   MEMORY_LS_ARTIFACTS    where screenshots and logs of failures go
+//   CHROMIUM               browser executable (default /usr/bin/chromium)
+import { execFileSync, spawn } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const repo = resolve(here, "..", "..", "..");
+export const fixture = join(here, "fixture");
+
+/** Retry `attempt` until it returns without throwing, or throw its last error at the deadline. */
+export async function retry(attempt, { timeout = 30_000, interval = 250, what = "condition" } = {}) {
+  const deadline = Date.now() + timeout;
+  let last;
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) {
+      const reason = last instanceof Error ? last.message : String(last);
+      throw new Error(`Timed out after ${timeout} ms waiting for ${what}: ${reason}`);
+    }
+    await new Promise((done) => setTimeout(done, interval));
+  }
+}
+
+function freePort() {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+export function pythonForServer() {
+  const python = process.env.MEMORY_LS_PYTHON || join(repo, ".venv", "bin", "python");
+  try {
+    execFileSync(python, ["-c", "import memory_ls.__main__"], { stdio: "pipe" });
+  } catch (error) {
+    throw new Error(
+      `${python} cannot import memory_ls (${error.message.trim()}); run \`python3 tasks.py test\` or set MEMORY_LS_PYTHON`,
+    );
+  }
+  return python;
+}
+
+/**
+ * Prepare a session: temp workspace (fixture copy, with additional folders and the
+ * global folder configured), user settings, the extension installed, code-server started.
+ */
+export async function startCodeServer() {
+  const codeServer = process.env.MEMORY_LS_CODE_SERVER;
+  if (!codeServer || !existsSync(join(codeServer, "out", "node", "entry.js"))) {
+    throw new Error("MEMORY_LS_CODE_SERVER must name the code-server package (run client-vscode/test/editor/setup.sh)");
+  }
+  const vsix = process.env.MEMORY_LS_VSIX || join(repo, "client-vscode", "dist", "memory-ls.vsix");
+  if (!existsSync(vsix)) {
+    throw new Error(`${vsix} is missing: build it with npm run package`);
+  }
+  const python = pythonForServer();
+
+  const temp = mkdtempSync(join(tmpdir(), "memory-ls-editor-"));
+  const workspace = join(temp, "workspace");
+  const global = join(temp, "global");
+  cpSync(join(fixture, "workspace"), workspace, { recursive: true });
+  cpSync(join(fixture, "global"), global, { recursive: true });
+  mkdirSync(join(workspace, ".vscode"));
+  writeFileSync(
+    join(workspace, ".vscode", "settings.json"),
+    JSON.stringify(
+      {
+        "memoryLs.additionalFolders": ["shared/feature", "shared/feature_builder", "shared/spec"],
+        "memoryLs.globalFolder": global,
+      },
+      null,
+      2,
+    ),
+  );
+  const userData = join(temp, "user-data");
+  const extensions = join(temp, "extensions");
+  mkdirSync(join(userData, "User"), { recursive: true });
+  mkdirSync(extensions);
+  writeFileSync(
+    join(userData, "User", "settings.json"),
+    JSON.stringify(
+      {
+        "memoryLs.server.pythonPath": python,
+        "workbench.startupEditor": "none",
+        "workbench.tips.enabled": false,
+        "workbench.welcomePage.walkthroughs.openOnInstall": false,
+        "workbench.enableExperiments": false,
+        "telemetry.telemetryLevel": "off",
+        "security.workspace.trust.enabled": false,
+        "extensions.autoCheckUpdates": false,
+        "extensions.autoUpdate": false,
+        "extensions.ignoreRecommendations": true,
+        "update.mode": "none",
+        "window.restoreWindows": "none",
+        "files.autoSave": "off",
+        "chat.commandCenter.enabled": false,
+        "editor.acceptSuggestionOnEnter": "on",
+        "editor.suggest.showStatusBar": false,
+      },
+      null,
+      2,
+    ),
+  );
+  const config = join(temp, "config.yaml");
+  writeFileSync(config, "");
+  const env = {
+    ...process.env,
+    XDG_DATA_HOME: join(temp, "xdg-data"),
+    XDG_CONFIG_HOME: join(temp, "xdg-config"),
+    SERENA_HOME: join(temp, "serena-home"),
+  };
+  const entry = join(codeServer, "out", "node", "entry.js");
+  const common = ["--config", config, "--user-data-dir", userData, "--extensions-dir", extensions];
+  execFileSync(process.execPath, [entry, ...common, "--install-extension", vsix], { env, stdio: "pipe" });
+
+  const port = await freePort();
+  const log = join(temp, "code-server.log");
+  const logFd = openSync(log, "a");
+  // detached: its own session and process group (setsid), so that the whole group —
+  // code-server, the extension host and the language server — can be ended together.
+  const child = spawn(
+    process.execPath,
+    [
+      entry,
+      ...common,
+      "--auth",
+      "none",
+      "--bind-addr",
+      `127.0.0.1:${port}`,
+      "--disable-telemetry",
+      "--disable-update-check",
+      "--disable-workspace-trust",
+      "--disable-getting-started-override",
+      workspace,
+    ],
+    { env, detached: true, stdio: ["ignore", logFd, logFd] },
+  );
+  const killGroup = () => {
+    try {
+      process.kill(-child.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  };
+  process.on("exit", killGroup);
+  const url = `http://127.0.0.1:${port}`;
+  await retry(
+    async () => {
+      if (child.exitCode !== null) {
+        throw new Error(`code-server exited with ${child.exitCode}; see ${log}`);
+      }
+      const response = await fetch(`${url}/healthz`);
+      if (!response.ok) {
+        throw new Error(`healthz answered ${response.status}`);
+      }
+    },
+    { timeout: 60_000, what: "code-server /healthz" },
+  );
+
+  return {
+    url: `${url}/?folder=${encodeURIComponent(workspace)}`,
+    temp,
+    workspace,
+    global,
+    log,
+    async stop({ keep = false } = {}) {
+      process.off("exit", killGroup);
+      try {
+        process.kill(-child.pid, "SIGTERM");
+      } catch {
+        return;
+      }
+      const gone = await new Promise((done) => {
+        if (child.exitCode !== null || child.signalCode !== null) {
+          done(true);
+          return;
+        }
+        const timer = setTimeout(() => done(false), 5000);
+        child.once("exit", () => {
+          clearTimeout(timer);
+          done(true);
+        });
+      });
+      // Whatever is left of the group (the extension host, the language server).
+      killGroup();
+      if (!gone) {
+        await new Promise((done) => setTimeout(done, 200));
+      }
+      if (!keep) {
+        rmSync(temp, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+export async function openBrowser(url) {
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+  });
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  const page = await context.newPage();
+  await page.goto(url);
+  await page.locator(".explorer-folders-view .monaco-list-row").first().waitFor({ timeout: 90_000 });
+  return { browser, page };
+}
+
+// ----- driving the workbench --------------------------------------------------------
+
+const QUICK_INPUT = ".quick-input-widget";
+
+export async function closeQuickInput(page) {
+  if (await page.locator(QUICK_INPUT).isVisible()) {
+    await page.keyboard.press("Escape");
+    await page.locator(QUICK_INPUT).waitFor({ state: "hidden", timeout: 5000 });
+  }
+}
+
+/** Open the palette with `text` typed; returns the quick input's input element. */
+export async function palette(page, text) {
+  await closeQuickInput(page);
+  await page.keyboard.press("F1");
+  const input = page.locator(`${QUICK_INPUT} input`);
+  await input.waitFor({ state: "visible", timeout: 5000 });
+  await input.fill(text);
+  return input;
+}
+
+/** A row of the open quick pick whose label is exactly `label`. */
+export function quickPickRow(page, label) {
+  return page
+    .locator(`${QUICK_INPUT} .quick-input-list .monaco-list-row`)
+    .filter({ has: page.locator(".label-name", { hasText: new RegExp(`^${escapeRegExp(label)}$`) }) });
+}
+
+export function escapeRegExp(text) {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/**
+ * Run a palette command by its title ("Memory: Open Memory…"). Retries: the workbench
+ * is interactive before the extension host has registered contributed commands.
+ */
+export async function runCommand(page, title, { timeout = 60_000 } = {}) {
+  await retry(
+    async () => {
+      await palette(page, `>${title}`);
+      const row = quickPickRow(page, title).first();
+      await row.waitFor({ state: "visible", timeout: 2000 });
+      await row.click();
+    },
+    { timeout, what: `palette command "${title}"` },
+  );
+}
+
+/** Open a workspace file with Quick Open (Ctrl+P), waiting for its tab to be active. */
+export async function openFile(page, relativePath) {
+  const fileName = relativePath.split("/").pop();
+  await retry(
+    async () => {
+      await closeQuickInput(page);
+      await page.keyboard.press("Control+P");
+      const input = page.locator(`${QUICK_INPUT} input`);
+      await input.waitFor({ state: "visible", timeout: 5000 });
+      await input.fill(relativePath);
+      const row = page
+        .locator(`${QUICK_INPUT} .quick-input-list .monaco-list-row`)
+        .filter({ hasText: fileName })
+        .first();
+      await row.waitFor({ state: "visible", timeout: 3000 });
+      await row.click();
+      await activeTab(page, fileName).waitFor({ state: "visible", timeout: 5000 });
+    },
+    { timeout: 30_000, what: `opening ${relativePath}` },
+  );
+  await focusEditor(page);
+}
+
+export function activeTab(page, fileName) {
+  return page.locator(".tabs-container .tab.active", { hasText: fileName });
+}
+
+export async function focusEditor(page) {
+  await page.locator(".editor-instance .view-lines").first().click();
+}
+
+export function notification(page, text) {
+  return page.locator(".notification-list-item-message", { hasText: text });
+}
+
+export async function screenshot(page, directory, name) {
+  mkdirSync(directory, { recursive: true });
+  const file = join(directory, `${name.replace(/[^A-Za-z0-9_-]+/g, "_")}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
