@@ -295,6 +295,7 @@ def _check(args: argparse.Namespace, store: Store, stdout: TextIO, stderr: TextI
     for path in args.paths:
         if not os.path.exists(path):
             raise UsageError(f"no such file or folder: {path}")
+    store.clean_leftovers()
     diagnostics = check_store(store, args.paths)
     root = store.config.root
     if args.json:

@@ -32,6 +32,8 @@ DIAGNOSTIC_CODES: tuple[str, ...] = (
     "invalid-frontmatter",
     "invalid-name",
     "too-large",
+    "invalid-encoding",
+    "possible-secret",
 )
 
 DEFAULT_SEVERITIES: Mapping[str, Severity] = MappingProxyType(
@@ -43,6 +45,8 @@ DEFAULT_SEVERITIES: Mapping[str, Severity] = MappingProxyType(
         "invalid-frontmatter": "error",
         "invalid-name": "error",
         "too-large": "warning",
+        "invalid-encoding": "error",
+        "possible-secret": "warning",
     }
 )
 

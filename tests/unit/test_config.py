@@ -49,6 +49,8 @@ def test_defaults_follow_the_spec() -> None:
         "invalid-frontmatter": "error",
         "invalid-name": "error",
         "too-large": "warning",
+        "invalid-encoding": "error",
+        "possible-secret": "warning",
     }
     assert set(DEFAULT_SEVERITIES) == set(DIAGNOSTIC_CODES)
 

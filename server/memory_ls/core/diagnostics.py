@@ -8,15 +8,17 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memory_ls.config import Severity
-from memory_ls.core.document import Document, parse_document
+from memory_ls.core.document import Document, decode_memory, parse_document
 from memory_ls.core.folders import Folder, StoreConfig
-from memory_ls.core.fsio import read_text
 from memory_ls.core.names import has_topic, name_problem
 from memory_ls.core.references import Reference, find_references
 from memory_ls.core.routing import prefix_folder, unknown_prefix
+from memory_ls.core.secrets import find_secrets
 from memory_ls.core.store import MemoryFile, Store
 
 SEVERITY_ORDER = ("error", "warning", "information", "hint")
+# Files over this many times maxMemoryBytes are only reported as too large, never read.
+READ_LIMIT_FACTOR = 4
 
 
 @dataclass(frozen=True)
@@ -217,31 +219,85 @@ def check_store(store: Store, paths: Sequence[str] = ()) -> list[Diagnostic]:
     for path in targets:
         memory = by_path.get(os.path.abspath(path))
         try:
-            text = read_text(path)
-            size = os.path.getsize(path)
+            text, size, encoding_problem = read_for_check(path, store.config.max_memory_bytes)
         except OSError:
             continue
-        found.extend(text_diagnostics(store.config, index, path, text, memory, shadowed, size))
+        found.extend(
+            text_diagnostics(
+                store.config, index, path, text, memory, shadowed, size, encoding_problem
+            )
+        )
     return apply_severities(found, store.config.severities)
+
+
+def read_for_check(path: str, max_memory_bytes: int) -> tuple[str | None, int, str | None]:
+    """(text or None when too big to read, size, encoding problem) of a file to check."""
+    size = os.path.getsize(path)
+    # A file far over the limit is reported as too large without reading it (bounded memory).
+    if size > READ_LIMIT_FACTOR * max_memory_bytes:
+        return None, size, None
+    with open(path, "rb") as handle:
+        data = handle.read()
+    text, problem = decode_memory(data)
+    return text, len(data), problem
 
 
 def text_diagnostics(
     config: StoreConfig,
     index: NameIndex,
     path: str,
-    text: str,
+    text: str | None,
     memory: MemoryFile | None,
     shadowed: Mapping[str, MemoryFile],
     size: int | None = None,
+    encoding_problem: str | None = None,
 ) -> list[Diagnostic]:
-    """Diagnostics of one Markdown text: memory-file checks when it is a memory, then references."""
+    """Diagnostics of one Markdown text: memory-file checks when it is a memory, then references.
+
+    `text` is None for a file too large to read; binary text is not searched for links.
+    """
     found: list[Diagnostic] = []
+    readable = text is not None and encoding_problem is None
     if memory is not None:
-        doc = parse_document(text)
-        real_size = len(text.encode("utf-8")) if size is None else size
+        doc = parse_document(text) if readable and text is not None else None
+        real_size = len((text or "").encode("utf-8")) if size is None else size
         found.extend(memory_diagnostics(memory, doc, real_size, config, shadowed.get(memory.path)))
-    found.extend(reference_diagnostics(path, find_references(text), config, index))
+        if encoding_problem is not None:
+            found.append(
+                Diagnostic(
+                    memory.path,
+                    0,
+                    0,
+                    0,
+                    0,
+                    "invalid-encoding",
+                    f"This memory is not UTF-8 text ({encoding_problem}); agents and editors "
+                    "cannot read it reliably. Re-save it as UTF-8 or remove it.",
+                )
+            )
+        if readable and text is not None and memory.scope == "project":
+            found.extend(secret_diagnostics(memory.path, text))
+    if readable and text is not None:
+        found.extend(reference_diagnostics(path, find_references(text), config, index))
     return found
+
+
+def secret_diagnostics(path: str, text: str) -> list[Diagnostic]:
+    """`possible-secret` for lines of a project memory that look like credentials."""
+    return [
+        Diagnostic(
+            path,
+            hit.line,
+            hit.start,
+            hit.line,
+            hit.end,
+            "possible-secret",
+            f"This looks like a {hit.kind}. Project memories are committed to git: remove it, "
+            "keep it in a secret store, and rotate it if it was real.",
+            data={"kind": hit.kind},
+        )
+        for hit in find_secrets(text)
+    ]
 
 
 def _expand(paths: Sequence[str]) -> list[str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -27,8 +27,12 @@ class _Dumper(_BaseDumper):
     """Safe dumper that writes UTC timestamps as `2025-10-08T03:07:11Z`, unquoted."""
 
     def ignore_aliases(self, data: Any) -> bool:
-        """Never write `&id001` anchors: people read and edit these files."""
-        return True
+        """No `&id001` anchors for plain values (one timestamp used twice reads badly).
+
+        Shared lists and mappings keep their anchors: expanding them would turn a YAML
+        alias bomb into gigabytes.
+        """
+        return isinstance(data, (str, bytes, bool, int, float, dt.date)) or data is None
 
 
 def _represent_datetime(dumper: yaml.SafeDumper, value: dt.datetime) -> yaml.Node:
@@ -73,6 +77,16 @@ class Document:
         if isinstance(tags, list) and all(isinstance(t, str) for t in tags):
             return list(tags)
         return []
+
+
+def decode_memory(data: bytes) -> tuple[str, str | None]:
+    """Text of a memory file, and what is wrong with its encoding (None when it is UTF-8 text)."""
+    if b"\x00" in data[:8192]:
+        return data.decode("utf-8", errors="replace"), "binary data (NUL bytes)"
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        return data.decode("utf-8", errors="replace"), f"invalid UTF-8 at byte {exc.start}"
 
 
 def split_frontmatter(text: str) -> tuple[str | None, str, int]:
@@ -164,14 +178,56 @@ def _key_line(raw: str, key: str) -> int:
 
 
 def render(doc: Document) -> str:
-    """Write a document back to text; a broken frontmatter block is kept as it was."""
-    if doc.problem is not None and doc.raw_frontmatter is not None:
-        return f"{_FENCE}\n{doc.raw_frontmatter}{_FENCE}\n{doc.body}"
-    if doc.raw_frontmatter is None and not doc.metadata:
+    """Write a document back to text; its frontmatter block is written as it stands."""
+    if doc.raw_frontmatter is None:
         return doc.body
-    dumped = _HANDLER.export(doc.metadata, Dumper=_Dumper, sort_keys=False) if doc.metadata else ""
-    block = f"{dumped}\n" if dumped else ""
-    return f"{_FENCE}\n{block}{_FENCE}\n{doc.body}"
+    return f"{_FENCE}\n{doc.raw_frontmatter}{_FENCE}\n{doc.body}"
+
+
+def dump_key(key: str, value: Any, *, block: bool = False) -> str:
+    """One top-level key as YAML lines (`tags: [a, b]`, or a block list when `block`)."""
+    if isinstance(value, list) and not block and all(isinstance(v, str) for v in value):
+        items = _HANDLER.export(value, Dumper=_Dumper, default_flow_style=True) if value else "[]"
+        head = _HANDLER.export(
+            {key: None}, Dumper=_Dumper
+        )  # "key: null", the key quoted if need be
+        return head[: -len("null")] + items + "\n"
+    return _HANDLER.export({key: value}, Dumper=_Dumper, sort_keys=False) + "\n"
+
+
+def _key_span(lines: list[str], key: str) -> tuple[int, int] | None:
+    """Lines [start, end) holding a top-level key and its indented or `- ` continuation."""
+    for start, line in enumerate(lines):
+        if line.startswith(f"{key}:"):
+            end = start + 1
+            while end < len(lines) and lines[end].strip() and lines[end][0] in " \t-":
+                end += 1
+            return start, end
+    return None
+
+
+def set_keys(raw: str, changes: Mapping[str, Any], remove: Sequence[str] = ()) -> str:
+    """Frontmatter text with some top-level keys set or removed, every other line as written.
+
+    Re-dumping the whole block would reformat the author's keys, drop comments and
+    expand YAML aliases, so only the lines of the changed keys are touched.
+    """
+    lines = raw.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    for key in remove:
+        span = _key_span(lines, key)
+        if span is not None:
+            del lines[span[0] : span[1]]
+    for key, value in changes.items():
+        span = _key_span(lines, key)
+        if span is None:
+            lines.append(dump_key(key, value))
+        else:
+            start, end = span
+            was_block = end > start + 1 and lines[start].rstrip().endswith(":")
+            lines[start:end] = [dump_key(key, value, block=was_block)]
+    return "".join(lines)
 
 
 def utc_now() -> dt.datetime:
@@ -236,21 +292,32 @@ def update_document(
             problem=doc.problem,
             body_line=doc.body_line,
         )
-    had_frontmatter = doc is not None and doc.has_frontmatter
-    metadata: dict[str, Any] = dict(doc.metadata) if doc is not None else {}
-    if extra:
-        metadata.update(extra)
+    changes: dict[str, Any] = dict(extra or {})
     if tags is not None:
-        metadata["tags"] = list(tags)
-    if not had_frontmatter and not metadata:
-        return Document(body=body)
-    if doc is None or "created_at" not in metadata:
-        metadata.setdefault("created_at", stamp)
-    metadata["updated_at"] = stamp
-    ordered = {key: metadata[key] for key in MANAGED_KEYS if key in metadata}
-    ordered.update({k: v for k, v in metadata.items() if k not in ordered})
-    if had_frontmatter and doc is not None:
-        # Keep the author's key order where the keys already existed.
-        ordered = {k: metadata[k] for k in doc.metadata if k in metadata}
-        ordered.update({k: v for k, v in metadata.items() if k not in ordered})
-    return Document(body=body, metadata=ordered, raw_frontmatter="")
+        changes["tags"] = list(tags)
+    if doc is None or not doc.has_frontmatter:
+        if not changes:
+            return Document(body=body)
+        changes.setdefault("created_at", stamp)
+        changes["updated_at"] = stamp
+        ordered = {key: changes[key] for key in MANAGED_KEYS if key in changes}
+        ordered.update(changes)
+        raw = "".join(dump_key(key, value) for key, value in ordered.items())
+        return Document(body=body, metadata=ordered, raw_frontmatter=raw)
+    if "created_at" not in doc.metadata and "created_at" not in changes:
+        changes["created_at"] = stamp
+    changes["updated_at"] = stamp
+    raw = set_keys(doc.raw_frontmatter or "", changes)
+    return Document(body=body, metadata={**doc.metadata, **changes}, raw_frontmatter=raw)
+
+
+def with_keys(doc: Document, changes: Mapping[str, Any], remove: Sequence[str] = ()) -> Document:
+    """The document with top-level keys set or removed; plain again when nothing is left."""
+    if doc.problem is not None:
+        return doc
+    metadata = {k: v for k, v in doc.metadata.items() if k not in remove}
+    metadata.update(changes)
+    if not metadata and not (doc.raw_frontmatter or "").strip(" \n-"):
+        return Document(body=doc.body)
+    raw = set_keys(doc.raw_frontmatter or "", changes, remove)
+    return Document(body=doc.body, metadata=metadata, raw_frontmatter=raw, body_line=doc.body_line)

@@ -50,7 +50,9 @@ def atomic_write(path: str, text: str, folder_real: str) -> None:
     check_writable_path(path, folder_real)
     data = text.encode("utf-8")
     fd, tmp = tempfile.mkstemp(
-        prefix=TEMP_PREFIX + os.path.basename(path) + ".", suffix=TEMP_SUFFIX, dir=parent
+        prefix=TEMP_PREFIX + _temp_stem(os.path.basename(path)) + ".",
+        suffix=TEMP_SUFFIX,
+        dir=parent,
     )
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -66,6 +68,14 @@ def atomic_write(path: str, text: str, folder_real: str) -> None:
             os.unlink(tmp)
         raise
     _fsync_dir(parent)
+
+
+def _temp_stem(basename: str, max_bytes: int = 200) -> str:
+    """The file name cut so `.<stem>.<random>.memory-ls-tmp` fits the 255-byte name limit."""
+    data = basename.encode("utf-8", "surrogateescape")
+    if len(data) <= max_bytes:
+        return basename
+    return data[:max_bytes].decode("utf-8", "ignore")
 
 
 def ensure_folder(path: str) -> None:
@@ -111,6 +121,21 @@ def remove_file(path: str, folder_real: str) -> None:
     _fsync_dir(os.path.dirname(path))
 
 
+def read_utf8(path: str) -> str | None:
+    """A memory's text for a read-modify-write; None when it is not UTF-8 text.
+
+    Writing back a lossy decoding would destroy the bytes we could not read.
+    """
+    with open(path, "rb") as handle:
+        data = handle.read()
+    if b"\x00" in data[:8192]:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
 def read_text(path: str) -> str:
     """Read a memory's text; invalid UTF-8 is replaced rather than failing the read."""
     with open(path, "rb") as handle:
@@ -118,21 +143,19 @@ def read_text(path: str) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def clean_temp_files(folder: str, older_than_seconds: float = 60.0) -> int:
-    """Remove leftovers of interrupted writes in `folder` (not recursive); return how many."""
-    import time
+def remove_leftovers(directory: str) -> int:
+    """Remove leftovers of interrupted atomic writes under `directory`; return how many.
 
+    Call it holding the folder's lock: writers hold it while their temp file exists, so
+    any temp file seen then belongs to a writer that died.
+    """
     removed = 0
-    cutoff = time.time() - older_than_seconds
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return 0
-    for entry in entries:
-        if is_temp_file(entry.name) and entry.is_file(follow_symlinks=False):
-            with contextlib.suppress(OSError):
-                if entry.stat(follow_symlinks=False).st_mtime < cutoff:
-                    os.unlink(entry.path)
+    for current, dirs, files in os.walk(directory):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in files:
+            if is_temp_file(name):
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(current, name))
                     removed += 1
     return removed
 

@@ -11,6 +11,8 @@ MAX_SEGMENT_CHARS = 100
 # File systems cap a path component at 255 bytes; "<segment>.md" must fit.
 MAX_SEGMENT_BYTES = 252
 MAX_SEGMENTS = 16
+# Paths are capped (4096 bytes on Linux) including the folder and the temp file's suffix.
+MAX_NAME_BYTES = 1024
 EXTRA_SEGMENT_CHARS = frozenset("_-. ")
 # Device names Windows refuses as file names whatever the extension; memories are shared via git.
 WINDOWS_RESERVED = frozenset(
@@ -37,7 +39,8 @@ def segment_problem(segment: str) -> str | None:
         return f"segment {segment!r} is empty or a relative path step"
     if len(segment) > MAX_SEGMENT_CHARS:
         return f"segment is {len(segment)} characters long; at most {MAX_SEGMENT_CHARS} allowed"
-    if len(segment.encode("utf-8")) > MAX_SEGMENT_BYTES:
+    # surrogatepass: a lone surrogate (valid in JSON) must be refused below, not crash here.
+    if len(segment.encode("utf-8", "surrogatepass")) > MAX_SEGMENT_BYTES:
         return f"segment is over {MAX_SEGMENT_BYTES} bytes in UTF-8"
     for ch in segment:
         if not (ch.isalnum() or ch in EXTRA_SEGMENT_CHARS) or not ch.isprintable():
@@ -55,6 +58,9 @@ def name_problem(name: str) -> str | None:
     """Say what is wrong with a bare name (after normalisation), or None when valid."""
     if not name:
         return "the name is empty"
+    size = len(name.encode("utf-8", "surrogatepass"))
+    if size > MAX_NAME_BYTES:
+        return f"the name is {size} bytes long in UTF-8; at most {MAX_NAME_BYTES} allowed"
     segments = name.split("/")
     if len(segments) > MAX_SEGMENTS:
         return f"the name has more than {MAX_SEGMENTS} topic levels"

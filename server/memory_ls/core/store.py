@@ -20,6 +20,7 @@ from memory_ls.core.document import (
     parse_timestamp,
     render,
     update_document,
+    with_keys,
 )
 from memory_ls.core.errors import (
     AmbiguousMatch,
@@ -41,7 +42,9 @@ from memory_ls.core.fsio import (
     is_temp_file,
     is_within,
     read_text,
+    read_utf8,
     remove_file,
+    remove_leftovers,
 )
 from memory_ls.core.names import GLOBAL_PREFIX, is_valid_name, parse_name
 from memory_ls.core.references import Reference, iter_lines_outside_code, references_in_line
@@ -49,6 +52,8 @@ from memory_ls.core.routing import route_new
 
 SCOPES = ("project", "global", "all")
 DEFAULT_SEARCH_LIMIT = 50
+# Listings and search skip files this many times over maxMemoryBytes (bounded work).
+LISTING_READ_LIMIT = 4
 
 
 @dataclass(frozen=True)
@@ -96,7 +101,18 @@ def check_scope(scope: object, *, allow_all: bool = False) -> str | None:
 def _check_str(value: object, what: str) -> str:
     if not isinstance(value, str):
         raise InvalidArguments(f"{what} must be a string, not {type(value).__name__}.")
+    _check_unicode(value, what)
     return value
+
+
+def _check_unicode(value: str, what: str) -> None:
+    """Refuse text that cannot be written as UTF-8 (a lone surrogate, which JSON allows)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidArguments(
+            f"{what} is not valid Unicode text (a lone surrogate at position {exc.start})."
+        ) from exc
 
 
 def _check_tags(tags: object) -> list[str] | None:
@@ -104,6 +120,8 @@ def _check_tags(tags: object) -> list[str] | None:
         return None
     if not isinstance(tags, (list, tuple)) or not all(isinstance(t, str) for t in tags):
         raise InvalidArguments("tags must be a list of strings.")
+    for tag in tags:
+        _check_unicode(tag, "a tag")
     cleaned = [t.strip() for t in tags]
     if any(not t or "\n" in t for t in cleaned):
         raise InvalidArguments("a tag must be a non-empty single line of text.")
@@ -181,6 +199,7 @@ class Store:
                 f"The name {name!r} would land inside the folder {owner.path if owner else path}, "
                 "which is configured separately; choose another topic name."
             )
+        _check_path_free(folder, name)
         return path, folder, routed_by
 
     def route(self, raw_name: object, scope: object = None) -> dict[str, Any]:
@@ -254,6 +273,18 @@ class Store:
 
     # ----- reading -------------------------------------------------------------------
 
+    def _load_for_write(self, memory: MemoryFile) -> Document:
+        """Parse a memory about to be rewritten; refuse files that are not UTF-8 text."""
+        if not is_within(memory.path, memory.folder.real):
+            raise OutsideStore(f"{memory.path} leads outside its memory folder.")
+        text = read_utf8(memory.path)
+        if text is None:
+            raise ReadOnly(
+                f"Memory {memory.name!r} is not UTF-8 text; it is left untouched so no byte is "
+                "lost. Fix or re-save it as a whole."
+            )
+        return parse_document(text)
+
     def load(self, memory: MemoryFile) -> Document:
         """Parse a memory file (refusing files whose real location is outside the folder)."""
         if not is_within(memory.path, memory.folder.real):
@@ -310,7 +341,7 @@ class Store:
         self._writable(memory)
         with folder_lock(memory.folder.real):
             memory = self.find(raw_name, scope)
-            doc = self.load(memory)
+            doc = self._load_for_write(memory)
             if isinstance(content, str):
                 body, count = content, 1
             else:
@@ -355,6 +386,7 @@ class Store:
             raise ReadOnly(f"{new.name!r} routes to the read-only folder {folder.path}.")
         if target == source.path:
             raise Exists(f"Memory {source.name!r} is already at {target}.")
+        _check_path_free(folder, new.name)
         # Which references point at the source is decided before it moves.
         first = self.locate_all(source.name, None)
         source_wins = bool(first) and first[0].path == source.path
@@ -397,10 +429,10 @@ class Store:
                 continue
             with folder_lock(memory.folder.real):
                 try:
-                    text = read_text(memory.path)
+                    text = read_utf8(memory.path)
                 except OSError:
                     continue
-                if "[[" not in text and "mem:" not in text:
+                if text is None or ("[[" not in text and "mem:" not in text):
                     continue
                 doc = parse_document(text)
                 new_body, count = _rewrite_body(doc, points_here, new_text)
@@ -466,8 +498,20 @@ class Store:
             )
         return {"memories": memories}
 
+    def clean_leftovers(self) -> int:
+        """Remove temp files of writes that were killed midway, in every writable folder."""
+        removed = 0
+        for folder in self.config.folders:
+            if not folder.read_only and os.path.isdir(folder.path):
+                with folder_lock(folder.real):
+                    removed += remove_leftovers(folder.path)
+        return removed
+
     def _safe_load(self, memory: MemoryFile) -> Document | None:
+        """A memory's document for listings; None when unreadable or far too large to read."""
         try:
+            if os.path.getsize(memory.path) > LISTING_READ_LIMIT * self.config.max_memory_bytes:
+                return None
             return self.load(memory)
         except (OSError, OutsideStore):
             return None
@@ -512,8 +556,11 @@ class Store:
     def export(self, scope: object = None) -> list[dict[str, Any]]:
         """Every resolved memory as a record (name, content, tags, timestamps, scope)."""
         where = check_scope(scope, allow_all=True)
+        # Scope by scope: a global memory hidden by a project one of the same name is still
+        # a memory of its own (reachable as `global/NAME`) and must not be lost.
+        resolved = [item for s in ((where,) if where else SCOPES[:2]) for item in self.resolve(s)]
         records = []
-        for item in self.resolve(where):
+        for item in resolved:
             memory = item.memory
             doc = self._safe_load(memory)
             if doc is None or not memory.valid:
@@ -575,6 +622,21 @@ class Store:
         return {"imported": imported, "skipped": skipped}
 
 
+def _check_path_free(folder: Folder, name: str) -> None:
+    """Refuse a new memory whose file is a folder on disk, or whose topic folder is a file."""
+    current = folder.path
+    for segment in name.split("/")[:-1]:
+        current = os.path.join(current, segment)
+        if os.path.lexists(current) and not os.path.isdir(current):
+            raise Exists(
+                f"{current} is a file, so the topic folder of {name!r} cannot be made there; "
+                "choose another name."
+            )
+    path = folder.file_for(name)
+    if os.path.isdir(path):
+        raise Exists(f"{path} is a folder, so memory {name!r} cannot be written there.")
+
+
 def scan_folder(folder: Folder, skip: Iterable[str] = ()) -> list[MemoryFile]:
     """Markdown files under a folder, skipping other configured folders, hidden ones, links out."""
     skip_set = set(skip)
@@ -625,37 +687,26 @@ def _document_for_save(
     content_tags = extra.pop("tags", None)
     if tags is None and isinstance(content_tags, list):
         tags = [str(t) for t in content_tags]
-    created = parse_timestamp(created_at if created_at is not None else extra.get("created_at"))
     updated = parse_timestamp(updated_at if updated_at is not None else extra.get("updated_at"))
     extra.pop("created_at", None)
     extra.pop("updated_at", None)
-    doc = update_document(old, body, tags=tags, extra=extra or None, now=updated)
-    if old is None and (created or updated):
-        # An imported memory keeps the timestamps it was exported with.
-        if doc.raw_frontmatter is None:
-            doc = Document(body=body, raw_frontmatter="")
-        if created:
-            doc.metadata["created_at"] = created
-        if updated:
-            doc.metadata["updated_at"] = updated
-    return doc
+    return update_document(old, body, tags=tags, extra=extra or None, now=updated)
 
 
 def _with_timestamps(doc: Document, created_at: object, updated_at: object) -> Document:
     """An imported memory gets exactly the timestamps it was exported with (or none)."""
-    if doc.problem is not None:
-        return doc
+    changes: dict[str, Any] = {}
+    remove: list[str] = []
     for key, value in (("created_at", created_at), ("updated_at", updated_at)):
         stamp = parse_timestamp(value)
         if stamp is None:
-            doc.metadata.pop(key, None)
+            remove.append(key)
         else:
-            doc.metadata[key] = stamp
-            doc.raw_frontmatter = doc.raw_frontmatter or ""
-    if not doc.metadata:
-        # Nothing left to put in frontmatter: the memory stays plain.
-        doc.raw_frontmatter = None
-    return doc
+            changes[key] = stamp
+    if doc.raw_frontmatter is None and not changes:
+        return doc
+    base = doc if doc.raw_frontmatter is not None else Document(body=doc.body, raw_frontmatter="")
+    return with_keys(base, changes, remove)
 
 
 def _compile(needle: object, mode: object) -> re.Pattern[str]:
@@ -769,6 +820,7 @@ def _check_records(records: object) -> list[dict[str, Any]]:
             raise InvalidArguments(f"{where} is not an object.")
         if not isinstance(record.get("name"), str) or not isinstance(record.get("content"), str):
             raise InvalidArguments(f"{where} needs a string name and a string content.")
+        _check_unicode(record["content"], f"{where}: content")
         try:
             parse_name(record["name"])
         except InvalidName as exc:
