@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import {
   activeTab,
+  escapeRegExp,
   focusEditor,
   notification,
   openBrowser,
@@ -18,7 +19,9 @@ import {
   runCommand,
   screenshot,
   startCodeServer,
+  updateSettings,
 } from "./harness.mjs";
+import { execFileSync } from "node:child_process";
 
 const artifacts =
   process.env.MEMORY_LS_ARTIFACTS || join(repo, "client-vscode", "test-results", `editor-${Date.now()}`);
@@ -76,7 +79,7 @@ describe("memory-ls in VS Code (code-server)", { timeout: 15 * 60_000 }, () => {
   after(async () => {
     const failed = failures.length > 0;
     await browser?.close().catch(() => undefined);
-    await session?.stop({ keep: failed });
+    await session?.stop({ keep: failed || process.env.MEMORY_LS_KEEP === "1" });
     if (failed) {
       console.log(`Editor test failures: screenshots in ${artifacts}`);
       for (const file of failures) {
@@ -253,5 +256,39 @@ describe("memory-ls in VS Code (code-server)", { timeout: 15 * 60_000 }, () => {
     );
     const memories = tree.filter((row) => row.level === 3).length;
     assert.equal(await statusText(), `${memories} memories`);
+  });
+  step("settings are applied live: a severity set to off removes the problem", async () => {
+    await openFile(page, ".serena/memories/project_overview.md");
+    await page.keyboard.press("Control+Shift+M");
+    const problem = page.locator(".markers-panel .monaco-list-row", { hasText: "deployment_checklist" });
+    await problem.first().waitFor({ state: "visible", timeout: 30_000 });
+    updateSettings(session.workspaceSettings, { "memoryLs.diagnostics": { "broken-link": "off" } });
+    await problem.first().waitFor({ state: "detached", timeout: 30_000 });
+    updateSettings(session.workspaceSettings, { "memoryLs.diagnostics": undefined });
+    await problem.first().waitFor({ state: "visible", timeout: 30_000 });
+  });
+
+  step("a Python without memory-ls gets a message with an Install button; restoring it restarts the server", async () => {
+    const bare = join(session.temp, "bare-venv");
+    execFileSync(session.python, ["-m", "venv", "--without-pip", bare]);
+    const barePython = join(bare, "bin", "python");
+    // A workspace setting over the user setting (the interpreter the other tests use).
+    updateSettings(session.workspaceSettings, { "memoryLs.server.pythonPath": barePython });
+    const message = notification(page, "the memory-ls package is not installed");
+    await message.first().waitFor({ timeout: 30_000 });
+    assert.match(await message.first().innerText(), new RegExp(escapeRegExp(barePython)));
+    const toast = page.locator(".notification-list-item", { has: message });
+    for (const label of ["Install memory-ls", "Choose Python…"]) {
+      await toast.locator(".monaco-button", { hasText: label }).first().waitFor({ timeout: 5000 });
+    }
+    await retry(async () => assert.match(await statusText(), /server stopped/), {
+      timeout: 10_000,
+      what: "the status bar to say the server stopped",
+    });
+    updateSettings(session.workspaceSettings, { "memoryLs.server.pythonPath": undefined });
+    await retry(async () => assert.match(await statusText(), /^\d+ memories$/), {
+      timeout: 60_000,
+      what: "the server to run again",
+    });
   });
 });

@@ -9,7 +9,7 @@
 //   MEMORY_LS_ARTIFACTS    where screenshots and logs of failures go
 //   CHROMIUM               browser executable (default /usr/bin/chromium)
 import { execFileSync, spawn } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -185,6 +185,9 @@ export async function startCodeServer() {
     workspace,
     global,
     log,
+    python,
+    userSettings: join(userData, "User", "settings.json"),
+    workspaceSettings: join(workspace, ".vscode", "settings.json"),
     async stop({ keep = false } = {}) {
       process.off("exit", killGroup);
       try {
@@ -213,6 +216,19 @@ export async function startCodeServer() {
       }
     },
   };
+}
+
+/** Change some keys of a settings.json file (undefined removes a key); the editor picks it up. */
+export function updateSettings(file, changes) {
+  const settings = JSON.parse(readFileSync(file, "utf8"));
+  for (const [key, value] of Object.entries(changes)) {
+    if (value === undefined) {
+      delete settings[key];
+    } else {
+      settings[key] = value;
+    }
+  }
+  writeFileSync(file, JSON.stringify(settings, null, 2));
 }
 
 export async function openBrowser(url) {
