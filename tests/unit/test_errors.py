@@ -1,0 +1,218 @@
+"""Every SPEC error code comes out of the public Store API, typed, and changes no file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from store_helpers import Workspace
+
+from memory_ls.core import ERROR_CODES, MemoryStoreError, Store
+from memory_ls.core.errors import (
+    AmbiguousMatch,
+    Exists,
+    InvalidArguments,
+    InvalidName,
+    NoMatch,
+    NotFound,
+    OutsideStore,
+    ReadOnly,
+    TooLarge,
+)
+
+Call = Callable[[Store], Any]
+
+# code -> calls that must be refused with it (several spellings where it matters).
+REFUSALS: dict[str, list[tuple[str, Call]]] = {
+    "invalid-name": [
+        ("save", lambda s: s.save("../escape", "x")),
+        ("save-empty", lambda s: s.save("   ", "x")),
+        ("read", lambda s: s.read("bad|name")),
+        ("edit", lambda s: s.edit("a/../b", content="x")),
+        ("delete", lambda s: s.delete("C:\\notes")),
+        ("move-target", lambda s: s.move("notes", "../notes")),
+        ("route", lambda s: s.route("/etc/passwd")),
+        ("save-not-a-string", lambda s: s.save(42, "x")),
+        (
+            "import",
+            lambda s: s.import_records(
+                [{"name": "ok", "content": "x"}, {"name": "..", "content": "x"}]
+            ),
+        ),
+    ],
+    "not-found": [
+        ("read", lambda s: s.read("missing")),
+        ("edit", lambda s: s.edit("missing", content="x")),
+        ("delete", lambda s: s.delete("missing")),
+        ("move", lambda s: s.move("missing", "other")),
+        ("read-wrong-scope", lambda s: s.read("notes", scope="global")),
+        ("global-name", lambda s: s.delete("global/notes")),
+    ],
+    "exists": [
+        ("move-onto-existing", lambda s: s.move("notes", "FEATURE_auth")),
+        ("move-onto-itself", lambda s: s.move("notes", "notes")),
+        ("move-global-onto-existing", lambda s: s.move("global/mine", "global/theirs")),
+    ],
+    "read-only": [
+        ("save-routed", lambda s: s.save("SPEC_new", "x")),
+        ("save-existing", lambda s: s.save("SPEC_api", "x")),
+        ("edit", lambda s: s.edit("SPEC_api", content="x")),
+        ("delete", lambda s: s.delete("SPEC_api")),
+        ("move-from", lambda s: s.move("SPEC_api", "api")),
+        ("move-to", lambda s: s.move("notes", "SPEC_notes")),
+        (
+            "import",
+            lambda s: s.import_records(
+                [{"name": "ok", "content": "x"}, {"name": "SPEC_b", "content": "x"}]
+            ),
+        ),
+    ],
+    "too-large": [
+        ("save-new", lambda s: s.save("big", "x" * 2000)),
+        ("save-existing", lambda s: s.save("notes", "x" * 2000)),
+        ("save-multibyte", lambda s: s.save("big", "é" * 600)),  # 1200 bytes, 600 characters
+        ("edit-content", lambda s: s.edit("notes", content="x" * 2000)),
+        ("edit-needle", lambda s: s.edit("notes", needle="notes", replacement="y" * 2000)),
+        (
+            "import",
+            lambda s: s.import_records(
+                [{"name": "ok", "content": "x"}, {"name": "b", "content": "x" * 2000}]
+            ),
+        ),
+    ],
+    "no-match": [
+        ("literal", lambda s: s.edit("notes", needle="absent", replacement="x")),
+        ("regex", lambda s: s.edit("notes", needle=r"\d{5}", replacement="x", mode="regex")),
+        ("case-sensitive", lambda s: s.edit("notes", needle="NOTES", replacement="x")),
+    ],
+    "ambiguous-match": [
+        ("literal", lambda s: s.edit("notes", needle="line", replacement="x")),
+        ("regex", lambda s: s.edit("notes", needle=r"l\w+e", replacement="x", mode="regex")),
+    ],
+    "outside-store": [
+        ("global-disabled", lambda s: s.save("global/x", "x")),
+        ("global-scope-disabled", lambda s: s.save("x", "x", scope="global")),
+        ("move-to-global-disabled", lambda s: s.move("notes", "global/notes")),
+    ],
+    "invalid-arguments": [
+        ("content-type", lambda s: s.save("x", 123)),
+        ("content-none", lambda s: s.save("x", None)),
+        # JSON allows a lone surrogate ("\ud800"); it cannot be written as UTF-8.
+        ("content-lone-surrogate", lambda s: s.save("x", "text \ud800")),
+        ("tags-lone-surrogate", lambda s: s.save("x", "x", tags=["\udcff"])),
+        ("edit-lone-surrogate", lambda s: s.edit("notes", content="\ud800")),
+        (
+            "replacement-lone-surrogate",
+            lambda s: s.edit("notes", needle="notes", replacement="\ud800"),
+        ),
+        ("tags-string", lambda s: s.save("x", "x", tags="a,b")),
+        ("tags-items", lambda s: s.save("x", "x", tags=["a", 1])),
+        ("tags-empty", lambda s: s.save("x", "x", tags=[" "])),
+        ("scope-value", lambda s: s.save("x", "x", scope="everywhere")),
+        ("scope-type", lambda s: s.read("notes", scope=["project"])),
+        ("global-name-project-scope", lambda s: s.save("global/x", "x", scope="project")),
+        ("edit-nothing", lambda s: s.edit("notes")),
+        ("edit-both", lambda s: s.edit("notes", content="x", needle="a", replacement="b")),
+        ("edit-needle-type", lambda s: s.edit("notes", needle=5, replacement="b")),
+        ("edit-replacement-missing", lambda s: s.edit("notes", needle="notes")),
+        ("edit-empty-needle", lambda s: s.edit("notes", needle="", replacement="b")),
+        ("edit-mode", lambda s: s.edit("notes", needle="a", replacement="b", mode="glob")),
+        (
+            "edit-allow-multiple-type",
+            lambda s: s.edit("notes", needle="line", replacement="b", allow_multiple="yes"),
+        ),
+        (
+            "edit-bad-regex",
+            lambda s: s.edit("notes", needle="(unclosed", replacement="b", mode="regex"),
+        ),
+        (
+            "edit-bad-group",
+            lambda s: s.edit("notes", needle="notes", replacement=r"\9", mode="regex"),
+        ),
+        ("list-scope", lambda s: s.list_memories(scope=3)),
+        ("list-tags", lambda s: s.list_memories(tags="a")),
+        ("list-prefix", lambda s: s.list_memories(prefix=1)),
+        ("search-query", lambda s: s.search(5)),
+        ("search-empty", lambda s: s.search("  ")),
+        ("search-limit", lambda s: s.search("x", limit=0)),
+        ("search-limit-type", lambda s: s.search("x", limit="3")),
+        ("search-limit-bool", lambda s: s.search("x", limit=True)),
+        ("tags-scope", lambda s: s.tags(scope="nowhere")),
+        ("export-scope", lambda s: s.export(scope="x")),
+        ("import-not-list", lambda s: s.import_records({"name": "x", "content": "x"})),
+        ("import-record-type", lambda s: s.import_records(["x"])),
+        ("import-content-type", lambda s: s.import_records([{"name": "x", "content": 1}])),
+        (
+            "import-scope",
+            lambda s: s.import_records([{"name": "x", "content": "x", "scope": "team"}]),
+        ),
+        (
+            "import-timestamp",
+            lambda s: s.import_records([{"name": "x", "content": "x", "created_at": "yesterday"}]),
+        ),
+    ],
+}
+
+ERROR_CLASSES = {
+    "invalid-name": InvalidName,
+    "not-found": NotFound,
+    "exists": Exists,
+    "read-only": ReadOnly,
+    "too-large": TooLarge,
+    "no-match": NoMatch,
+    "ambiguous-match": AmbiguousMatch,
+    "outside-store": OutsideStore,
+    "invalid-arguments": InvalidArguments,
+}
+
+
+def _populated(ws: Workspace, *, global_enabled: bool) -> Store:
+    """A store with something to refuse on: every kind of folder and a few memories."""
+    store = ws.store(
+        ["team/feature", ("vendor/spec", True)],
+        global_enabled=global_enabled,
+        max_memory_bytes=1000,
+    )
+    ws.write(ws.primary / "notes.md", "---\ntags: [a]\n---\nnotes\nline one\nline two\n")
+    ws.write(ws.root / "team" / "feature" / "FEATURE_auth.md", "auth [[notes]]\n")
+    ws.write(ws.root / "vendor" / "spec" / "SPEC_api.md", "api\n")
+    ws.write(ws.global_dir / "mine.md", "mine")
+    ws.write(ws.global_dir / "theirs.md", "theirs")
+    return store
+
+
+CASES = [
+    pytest.param(code, call, id=f"{code}-{label}")
+    for code, calls in REFUSALS.items()
+    for label, call in calls
+]
+
+
+@pytest.mark.parametrize(("code", "call"), CASES)
+def test_refusal_has_its_code_and_changes_nothing(ws: Workspace, code: str, call: Call) -> None:
+    store = _populated(ws, global_enabled=code != "outside-store")
+    with ws.refuses(code) as info:
+        call(store)
+    assert isinstance(info.value, ERROR_CLASSES[code])
+    assert isinstance(info.value, MemoryStoreError)
+
+
+def test_every_error_code_is_covered() -> None:
+    assert set(REFUSALS) == set(ERROR_CODES) == set(ERROR_CLASSES)
+    assert len(ERROR_CODES) == 9
+    for code, cls in ERROR_CLASSES.items():
+        assert cls.code == code
+        assert issubclass(cls, MemoryStoreError)
+
+
+def test_messages_say_what_went_wrong(ws: Workspace) -> None:
+    store = _populated(ws, global_enabled=True)
+    with pytest.raises(MemoryStoreError, match="missing"):
+        store.read("missing")
+    with pytest.raises(MemoryStoreError, match=r"2000 bytes.*1000"):
+        store.save("big", "x" * 2000)
+    with pytest.raises(MemoryStoreError, match="read-only"):
+        store.save("SPEC_new", "x")
+    with pytest.raises(MemoryStoreError, match="allowMultiple"):
+        store.edit("notes", needle="line", replacement="x")

@@ -1,0 +1,193 @@
+"""Frontmatter and timestamps (SPEC 2.5) through every kind of write."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from store_helpers import Workspace
+
+from memory_ls.core import check_store
+
+STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+OLD = "2020-01-02T03:04:05Z"
+
+AUTHORED = f"""---
+title: Login flow
+owner: alice
+tags: [auth, api]
+created_at: {OLD}
+updated_at: {OLD}
+related:
+  - one
+  - two
+nested: {{key: value, list: [1, 2]}}
+---
+# Login
+
+The body.
+"""
+
+
+def _frontmatter(path: Path) -> dict[str, object]:
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("---\n")
+    block = text.split("---\n", 2)[1]
+    data = yaml.safe_load(block)
+    assert isinstance(data, dict)
+    return data
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+
+
+def _assert_current(value: object, before: dt.datetime) -> None:
+    assert isinstance(value, dt.datetime), value
+    assert before <= value <= _now()
+
+
+def test_plain_memories_stay_plain(ws: Workspace) -> None:
+    store = ws.store()
+    path = ws.primary / "plain.md"
+    store.save("plain", "# Plain\n\ntext\n")
+    assert path.read_bytes() == b"# Plain\n\ntext\n"
+    store.save("plain", "# Plain\n\nnew text\n")
+    assert path.read_bytes() == b"# Plain\n\nnew text\n"
+    store.edit("plain", needle="new", replacement="newer")
+    assert path.read_bytes() == b"# Plain\n\nnewer text\n"
+    store.edit("plain", content="replaced\n")
+    assert path.read_bytes() == b"replaced\n"
+    read = store.read("plain")
+    assert (read["tags"], read["createdAt"], read["updatedAt"]) == ([], None, None)
+
+
+def test_tags_make_frontmatter_with_timestamps(ws: Workspace) -> None:
+    store = ws.store()
+    before = _now()
+    store.save("tagged", "body\n", tags=["auth", "api", "auth"])
+    path = ws.primary / "tagged.md"
+    data = _frontmatter(path)
+    assert data["tags"] == ["auth", "api"]
+    _assert_current(data["created_at"], before)
+    assert data["updated_at"] == data["created_at"]
+    assert path.read_text().endswith("---\nbody\n")
+    read = store.read("tagged")
+    assert read["content"] == "body\n"
+    assert read["tags"] == ["auth", "api"]
+    assert STAMP.match(read["createdAt"]) and read["createdAt"] == read["updatedAt"]
+
+
+def test_timestamps_are_iso_utc_without_anchors(ws: Workspace) -> None:
+    store = ws.store()
+    store.save("t", "body", tags=["a"])
+    text = (ws.primary / "t.md").read_text()
+    lines = text.split("\n")
+    created = next(line for line in lines if line.startswith("created_at:"))
+    updated = next(line for line in lines if line.startswith("updated_at:"))
+    # The same instant in both keys must not become a YAML anchor and alias.
+    assert "&" not in text and "*" not in text
+    for line in (created, updated):
+        value = line.split(": ", 1)[1]
+        assert STAMP.match(value), line
+
+
+@pytest.mark.parametrize(
+    "operation", ["save", "save-with-tags", "edit-content", "edit-needle", "move"]
+)
+def test_other_keys_are_preserved_on_every_write(ws: Workspace, operation: str) -> None:
+    store = ws.store(["team/feature"])
+    path = ws.write(ws.primary / "login.md", AUTHORED)
+    before = _now()
+    if operation == "save":
+        store.save("login", "# Login\n\nSaved.\n")
+    elif operation == "save-with-tags":
+        store.save("login", "# Login\n\nSaved.\n", tags=["web"])
+    elif operation == "edit-content":
+        store.edit("login", content="# Login\n\nEdited.\n")
+    elif operation == "edit-needle":
+        store.edit("login", needle="The body.", replacement="Edited.")
+    else:
+        result = store.move("login", "FEATURE_login")
+        path = Path(result["path"])
+        assert path == ws.root / "team" / "feature" / "FEATURE_login.md"
+
+    data = _frontmatter(path)
+    assert data["title"] == "Login flow"
+    assert data["owner"] == "alice"
+    assert data["related"] == ["one", "two"]
+    assert data["nested"] == {"key": "value", "list": [1, 2]}
+    assert data["tags"] == (["web"] if operation == "save-with-tags" else ["auth", "api"])
+    assert data["created_at"] == dt.datetime(2020, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
+    if operation == "move":
+        assert path.read_text() == AUTHORED, "a move keeps the file as it was"
+    else:
+        _assert_current(data["updated_at"], before)
+        # The author's key order is kept.
+        assert list(data)[:3] == ["title", "owner", "tags"]
+        assert "&" not in path.read_text()
+
+
+def test_save_merges_frontmatter_given_in_the_content(ws: Workspace) -> None:
+    store = ws.store()
+    store.save("m", "---\nauthor: bob\ntags: [x]\n---\nbody\n")
+    path = ws.primary / "m.md"
+    data = _frontmatter(path)
+    assert data["author"] == "bob"
+    assert data["tags"] == ["x"]
+    assert path.read_text().count("---\n") == 2, "no frontmatter inside the body"
+    assert store.read("m")["content"] == "body\n"
+
+
+BROKEN = "---\ntitle: [unclosed\nowner: : :\n---\nstill readable\n"
+
+
+def test_broken_frontmatter_is_readable_and_kept_byte_for_byte(ws: Workspace) -> None:
+    store = ws.store()
+    path = ws.write(ws.primary / "broken.md", BROKEN)
+    read = store.read("broken")
+    assert read["content"] == "still readable\n"
+    assert read["tags"] == []
+    assert [m["name"] for m in store.list_memories()["memories"]] == ["broken"]
+
+    store.edit("broken", needle="still", replacement="now")
+    assert path.read_bytes() == BROKEN.replace("still", "now").encode()
+    store.edit("broken", content="replaced\n")
+    assert path.read_bytes() == b"---\ntitle: [unclosed\nowner: : :\n---\nreplaced\n"
+    store.save("broken", "saved\n")
+    assert path.read_bytes() == b"---\ntitle: [unclosed\nowner: : :\n---\nsaved\n"
+
+    found = [d for d in check_store(store) if d.code == "invalid-frontmatter"]
+    assert [(d.path, d.severity) for d in found] == [(str(path), "error")]
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("---\ntitle: x\ntags: auth\n---\nbody\n", 2),
+        ("---\ntags: [auth, 3]\n---\nbody\n", 1),
+        ("---\ntags:\n  key: value\n---\nbody\n", 1),
+        ("---\ncreated_at: [1]\n---\nbody\n", 1),
+        ("---\n- just\n- a list\n---\nbody\n", 1),
+    ],
+)
+def test_wrong_types_are_invalid_frontmatter(ws: Workspace, text: str, line: int) -> None:
+    store = ws.store()
+    path = ws.write(ws.primary / "typed.md", text)
+    read = store.read("typed")
+    assert read["content"] == "body\n"
+    assert read["tags"] == []
+    found = [d for d in check_store(store) if d.code == "invalid-frontmatter"]
+    assert [(d.path, d.line) for d in found] == [(str(path), line)]
+    assert found[0].message
+
+
+def test_a_horizontal_rule_is_not_frontmatter(ws: Workspace) -> None:
+    store = ws.store()
+    ws.write(ws.primary / "rule.md", "---\nno closing fence\n")
+    read = store.read("rule")
+    assert read["content"] == "---\nno closing fence\n"
+    assert not [d for d in check_store(store) if d.code == "invalid-frontmatter"]

@@ -1,0 +1,191 @@
+"""Names (SPEC 2.1): normalisation, the rules, and hostile names refused everywhere."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from store_helpers import Workspace, changed_paths
+
+from memory_ls.core import Store
+from memory_ls.core.errors import InvalidName
+from memory_ls.core.names import caps_prefixes, parse_name, prefix_run
+
+
+@pytest.mark.parametrize(
+    ("raw", "name", "is_global"),
+    [
+        ("notes", "notes", False),
+        ("  notes \n", "notes", False),
+        ("mem:notes", "notes", False),
+        ("notes.md", "notes", False),
+        ("notes.md.md", "notes.md", False),  # ONE trailing .md is removed
+        (" mem:auth/login_flow.md ", "auth/login_flow", False),
+        ("global/notes", "notes", True),
+        ("mem:global/topic/notes.md", "topic/notes", True),
+        ("Global/notes", "Global/notes", False),  # case-sensitive
+        ("v1.2 release-notes", "v1.2 release-notes", False),
+        ("Ünïcödé_名前", "Ünïcödé_名前", False),
+        ("a" * 100, "a" * 100, False),
+        ("/".join(["t"] * 16), "/".join(["t"] * 16), False),
+        ("CONFIG", "CONFIG", False),  # only the exact device names are reserved
+        ("console", "console", False),
+    ],
+)
+def test_normalisation_and_valid_names(raw: str, name: str, is_global: bool) -> None:
+    parsed = parse_name(raw)
+    assert (parsed.name, parsed.is_global) == (name, is_global)
+
+
+def test_names_are_case_sensitive(ws: Workspace) -> None:
+    store = ws.store()
+    store.save("Notes", "upper")
+    store.save("notes", "lower")
+    assert store.read("Notes")["content"] == "upper"
+    assert store.read("notes")["content"] == "lower"
+    assert [m["name"] for m in store.list_memories()["memories"]] == ["Notes", "notes"]
+
+
+@pytest.mark.parametrize(
+    ("name", "prefixes", "run"),
+    [
+        ("FEATURE_BUILDER_x", ["FEATURE_BUILDER", "FEATURE"], "FEATURE_BUILDER"),
+        ("FEATURE_auth", ["FEATURE"], "FEATURE"),
+        ("Feature_auth", [], None),
+        ("regular_name", [], None),
+        ("README", ["README"], None),  # all capitals, nothing follows: no prefix run
+        ("A_B", ["A_B", "A"], "A"),
+        ("FEATURE_x/y", [], None),  # topic names never route by prefix
+    ],
+)
+def test_caps_prefixes(name: str, prefixes: list[str], run: str | None) -> None:
+    assert caps_prefixes(name) == prefixes
+    assert prefix_run(name) == run
+
+
+# Every one of these must be refused with invalid-name by every operation.
+HOSTILE_NAMES = [
+    # traversal, in every spelling
+    "../x",
+    "..",
+    ".",
+    "..\\x",
+    "a/../../x",
+    "a/./x",
+    "global/../x",
+    "mem:../x.md",
+    "%2e%2e%2fx",
+    "..%2Fx",
+    "%2e%2e/x",
+    "..%5cx",
+    "x/..",
+    # absolute paths and drives
+    "/etc/x",
+    "//server/share/x",
+    "C:\\x",
+    "C:/x",
+    "~/x",
+    # empty segments
+    "",
+    "   ",
+    "global/",
+    "a//b",
+    "a/",
+    # NUL and control characters
+    "x\x00",
+    "a\x00/../../x",
+    "a\nb",
+    "a\tb",
+    "a\rb",
+    "\x1b[31mred",
+    "a\x7fb",
+    "bidi\u202etxt",
+    "zero\u200bwidth",
+    "\ud800",  # a lone surrogate, which JSON can carry
+    "a\udcff/../x",
+    # Windows-reserved characters and names
+    "a:b",
+    "a*b",
+    "a?b",
+    'a"b',
+    "a<b",
+    "a>b",
+    "a|b",
+    "a\\b",
+    "CON",
+    "con",
+    "nul.txt",
+    "topic/AUX",
+    "COM1",
+    "lpt9",
+    # leading and trailing characters the rules forbid
+    ".hidden",
+    "-dash",
+    "x.",
+    "topic/ x",
+    # over-long
+    "a" * 101,
+    "topic/" + "b" * 101,
+    "日" * 90,  # 90 characters but 270 bytes in UTF-8
+    "/".join(["t"] * 17),
+]
+
+OPERATIONS: dict[str, Callable[[Store, str], Any]] = {
+    "save": lambda s, n: s.save(n, "x"),
+    "save-global": lambda s, n: s.save(n, "x", scope="global"),
+    "read": lambda s, n: s.read(n),
+    "route": lambda s, n: s.route(n),
+    "edit-content": lambda s, n: s.edit(n, content="x"),
+    "edit-needle": lambda s, n: s.edit(n, needle="victim", replacement="x"),
+    "delete": lambda s, n: s.delete(n),
+    "move-from": lambda s, n: s.move(n, "fresh"),
+    "move-to": lambda s, n: s.move("victim", n),
+    "import": lambda s, n: s.import_records([{"name": n, "content": "x"}]),
+}
+
+
+@pytest.fixture
+def bait(ws: Workspace) -> Store:
+    """A store with files at every place a traversal could reach."""
+    store = ws.store(["team/feature"])
+    ws.write(ws.primary / "victim.md", "victim\n")
+    ws.write(ws.primary / "a" / "x.md", "topic x\n")
+    for path in (
+        ws.root / ".serena" / "x.md",
+        ws.root / "x.md",
+        ws.tmp / "x.md",
+        ws.home / "x.md",
+        ws.global_dir / "victim.md",
+    ):
+        ws.write(path, "bait\n")
+    return store
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES, ids=repr)
+def test_hostile_names_are_refused_and_change_nothing(
+    ws: Workspace, bait: Store, name: str
+) -> None:
+    for operation, call in OPERATIONS.items():
+        before = ws.snapshot()
+        try:
+            call(bait, name)
+        except InvalidName as exc:
+            assert exc.code == "invalid-name"
+            assert str(exc).strip()
+        except Exception as exc:
+            pytest.fail(f"{operation}: {type(exc).__name__}: {exc}")
+        else:
+            pytest.fail(f"{operation} accepted {name!r}")
+        after = ws.snapshot()
+        assert after == before, f"{operation} changed {sorted(changed_paths(before, after))}"
+
+
+def test_hostile_name_messages_are_readable() -> None:
+    with pytest.raises(InvalidName) as info:
+        parse_name("x" * 5000 + "\x00")
+    assert len(str(info.value)) < 400, "a hostile name is cut in the message"
+    with pytest.raises(InvalidName, match="reserved"):
+        parse_name("CON")
+    with pytest.raises(InvalidName, match="not allowed"):
+        parse_name("a|b")

@@ -1,0 +1,48 @@
+"""Reference parsing (SPEC 2.7): `[[NAME]]`, `[[NAME|label]]`, `` `mem:NAME` ``."""
+
+from __future__ import annotations
+
+from memory_ls.core.references import find_references, rewrite_references
+
+TEXT = """---
+see: "[[in_frontmatter]]"
+---
+Intro [[plain]] and [[topic/name|A label]] and `mem:serena_style`.
+Global [[global/personal]] and `mem:global/other.md` and [[ spaced ]].
+Empty [[]] and [[ |label]] are not references; [single] and `code` are not either.
+
+```python
+"[[in_code]]" `mem:in_code`
+```
+Two on a line: [[one]][[two]]
+"""
+
+
+def test_find_references_forms_positions_and_labels() -> None:
+    refs = find_references(TEXT)
+    rows = [(r.name, r.is_global, r.form, r.line, r.start, r.end, r.label) for r in refs]
+    assert rows == [
+        ("plain", False, "wiki", 3, 8, 13, None),
+        ("topic/name", False, "wiki", 3, 22, 32, "A label"),
+        ("serena_style", False, "mem", 3, 52, 64, None),
+        ("personal", True, "wiki", 4, 9, 24, None),
+        ("other", True, "mem", 4, 36, 51, None),
+        ("spaced", False, "wiki", 4, 60, 66, None),
+        ("one", False, "wiki", 10, 17, 20, None),
+        ("two", False, "wiki", 10, 24, 27, None),
+    ]
+    lines = TEXT.split("\n")
+    for ref in refs:
+        written = lines[ref.line][ref.start : ref.end]
+        assert written.removeprefix("global/").removesuffix(".md") == ref.name
+        assert lines[ref.line][ref.full_start : ref.full_end].startswith(("[[", "`mem:"))
+    assert refs[3].target == "global/personal"
+
+
+def test_rewrite_keeps_form_label_and_everything_else() -> None:
+    text = "[[a]] [[a|keep me]] `mem:a` [[ab]] `mem:abc` [[global/a]]\n```\n[[a]]\n```\n"
+    new, count = rewrite_references(text, lambda r: r.name == "a" and not r.is_global, "b_new")
+    assert count == 3
+    assert new == (
+        "[[b_new]] [[b_new|keep me]] `mem:b_new` [[ab]] `mem:abc` [[global/a]]\n```\n[[a]]\n```\n"
+    )
