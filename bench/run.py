@@ -17,7 +17,6 @@ import platform
 import queue
 import random
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -27,10 +26,31 @@ from pathlib import Path
 from typing import Any
 
 ADDITIONAL = ("feature", "spec", "plan", "ops")
-WORDS = (
-    "auth login cache index deploy build release schema api client server queue retry "
-    "metrics logging config router session token backup migration search storage"
-).split()
+WORDS = [
+    "auth",
+    "login",
+    "cache",
+    "index",
+    "deploy",
+    "build",
+    "release",
+    "schema",
+    "api",
+    "client",
+    "server",
+    "queue",
+    "retry",
+    "metrics",
+    "logging",
+    "config",
+    "router",
+    "session",
+    "token",
+    "backup",
+    "migration",
+    "search",
+    "storage",
+]
 TARGET = "zz_bench_target_memory"
 
 
