@@ -123,17 +123,23 @@ def test() -> None:
     """Lint, type-check and run every test."""
     system_packages()
     setup("dev")
-    run(PYTHON, "-m", "ruff", "format", "--check", "server", "tests", "tasks.py")
-    run(PYTHON, "-m", "ruff", "check", "server", "tests", "tasks.py")
+    run(PYTHON, "-m", "ruff", "format", "--check", "server", "tests", "bench", "tasks.py")
+    run(PYTHON, "-m", "ruff", "check", "server", "tests", "bench", "tasks.py")
     run(PYTHON, "-m", "mypy")
     run(PYTHON, "-m", "pytest", "-p", "no:cacheprovider", *sys.argv[2:])
 
 
+def bench() -> None:
+    """Run the benchmark (arguments go to bench/run.py, e.g. --sizes 1000)."""
+    setup()
+    run(PYTHON, ROOT / "bench" / "run.py", *sys.argv[2:])
+
+
 def main() -> None:
     """Dispatch the task named on the command line."""
-    tasks = {"demo": demo, "test": test}
+    tasks = {"demo": demo, "test": test, "bench": bench}
     if len(sys.argv) < 2 or sys.argv[1] not in tasks:
-        sys.exit(f"usage: python3 tasks.py {{{'|'.join(tasks)}}} [pytest args]")
+        sys.exit(f"usage: python3 tasks.py {{{'|'.join(tasks)}}} [arguments]")
     tasks[sys.argv[1]]()
 
 
