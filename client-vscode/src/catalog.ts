@@ -9,6 +9,8 @@ import { currentServerSettings, errorText, type MemoryServer } from "./server";
 import { memoryFolders } from "./settings";
 
 const RELOAD_DELAY_MS = 250;
+// After a settings change the server re-reads its configuration first (it pulls it).
+const SETTINGS_RELOAD_DELAY_MS = 1000;
 
 export class MemoryCatalog implements vscode.Disposable {
   private current: MemoryInfo[] = [];
@@ -35,7 +37,7 @@ export class MemoryCatalog implements vscode.Disposable {
       vscode.workspace.onDidChangeConfiguration((event) => {
         if (event.affectsConfiguration("memoryLs")) {
           this.watch();
-          this.reload();
+          this.reload(SETTINGS_RELOAD_DELAY_MS);
         }
       }),
     );
@@ -52,9 +54,9 @@ export class MemoryCatalog implements vscode.Disposable {
   }
 
   /** Reload soon (changes that come in bursts cause one reload). */
-  reload(): void {
+  reload(delay = RELOAD_DELAY_MS): void {
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.reloadNow(), RELOAD_DELAY_MS);
+    this.timer = setTimeout(() => void this.reloadNow(), delay);
   }
 
   async reloadNow(): Promise<void> {

@@ -90,6 +90,8 @@ export class MemoryServer implements vscode.Disposable {
 
   private setState(state: ServerState): void {
     this.currentState = state;
+    // For `when` clauses (the Memories view's welcome text).
+    void vscode.commands.executeCommand("setContext", "memoryLs.serverState", state.kind);
     this.stateEmitter.fire(state);
   }
 

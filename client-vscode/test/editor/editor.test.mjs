@@ -2,7 +2,7 @@
 // completion, Save Selection as Memory, Open Memory, Problems and the Memories view.
 //   node --test client-vscode/test/editor/editor.test.mjs   (see client-vscode/scripts/test-all.sh)
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import {
@@ -257,6 +257,21 @@ describe("memory-ls in VS Code (code-server)", { timeout: 15 * 60_000 }, () => {
     const memories = tree.filter((row) => row.level === 3).length;
     assert.equal(await statusText(), `${memories} memories`);
   });
+  step("a memory an agent writes on disk appears in the Memories view", async () => {
+    const pane = page.locator(".pane", { has: page.locator(".pane-header", { hasText: "Memories" }) });
+    const row = pane.locator(".monaco-list-row", { hasText: "SPEC_from_agent" });
+    assert.equal(await row.count(), 0);
+    writeFileSync(join(session.workspace, "shared", "spec", "SPEC_from_agent.md"), "# Written by an agent\n");
+    await row.first().waitFor({ timeout: 15_000 });
+    const before = Number((await statusText()).match(/^(\d+) memories$/)?.[1]);
+    rmSync(join(session.workspace, "shared", "spec", "SPEC_from_agent.md"));
+    await row.first().waitFor({ state: "detached", timeout: 15_000 });
+    await retry(async () => assert.equal(await statusText(), `${before - 1} memories`), {
+      timeout: 10_000,
+      what: "the status bar count to drop",
+    });
+  });
+
   step("settings are applied live: a severity set to off removes the problem", async () => {
     await openFile(page, ".serena/memories/project_overview.md");
     await page.keyboard.press("Control+Shift+M");
@@ -285,6 +300,10 @@ describe("memory-ls in VS Code (code-server)", { timeout: 15 * 60_000 }, () => {
       timeout: 10_000,
       what: "the status bar to say the server stopped",
     });
+    // The Memories view says why it is empty, with buttons.
+    const welcome = page.locator(".pane", { has: page.locator(".pane-header", { hasText: "Memories" }) }).locator(".welcome-view");
+    await welcome.filter({ hasText: "language server is not running" }).waitFor({ timeout: 10_000 });
+    await welcome.locator(".monaco-button", { hasText: "Restart Server" }).waitFor({ timeout: 5000 });
     updateSettings(session.workspaceSettings, { "memoryLs.server.pythonPath": undefined });
     await retry(async () => assert.match(await statusText(), /^\d+ memories$/), {
       timeout: 60_000,
