@@ -194,6 +194,19 @@ describe("memory-ls in VS Code (code-server)", { timeout: 15 * 60_000 }, () => {
     );
   });
 
+  step("Search Memories lists matches and opens the memory at the line", async () => {
+    await runCommand(page, "Memory: Search Memories…");
+    await page.locator(".quick-input-title", { hasText: "Search Memories" }).waitFor({ timeout: 10_000 });
+    await page.locator(".quick-input-widget input").fill("amount in cents");
+    const row = quickPickRow(page, "SPEC_payments_api");
+    await row.waitFor({ timeout: 10_000 });
+    assert.match(await row.innerText(), /line 3/);
+    assert.match(await row.innerText(), /POST \/payments takes an amount in cents/);
+    await row.click();
+    await activeTab(page, "SPEC_payments_api.md").waitFor({ timeout: 10_000 });
+    await page.locator(".statusbar-item", { hasText: /^Ln 3, Col 1$/ }).waitFor({ timeout: 10_000 });
+  });
+
   step("a broken link shows in the Problems panel", async () => {
     await openFile(page, ".serena/memories/project_overview.md");
     await focusEditor(page);
