@@ -269,6 +269,15 @@ describe("memory-ls in VS Code (code-server)", { timeout: 15 * 60_000 }, () => {
     );
     const memories = tree.filter((row) => row.level === 3).length;
     assert.equal(await statusText(), `${memories} memories`);
+    // The context menu of a memory.
+    await rows.filter({ hasText: "FEATURE_checkout" }).first().click({ button: "right" });
+    const menu = page.locator(".monaco-menu");
+    await menu.locator(".action-label", { hasText: "Move/Rename Memory…" }).waitFor({ timeout: 10_000 });
+    const entries = await menu.locator(".action-label").allInnerTexts();
+    for (const entry of ["Open Memory…", "Move/Rename Memory…", "Delete Memory…", "Reveal in Explorer View"]) {
+      assert.ok(entries.includes(entry), `${entry} not in the context menu: ${entries.join(", ")}`);
+    }
+    await page.keyboard.press("Escape");
   });
   step("a memory an agent writes on disk appears in the Memories view", async () => {
     const pane = page.locator(".pane", { has: page.locator(".pane-header", { hasText: "Memories" }) });
@@ -283,6 +292,42 @@ describe("memory-ls in VS Code (code-server)", { timeout: 15 * 60_000 }, () => {
       timeout: 10_000,
       what: "the status bar count to drop",
     });
+  });
+
+  step("Move/Rename re-routes a memory and Delete asks before deleting", async () => {
+    const feature = join(session.workspace, "shared", "feature", "FEATURE_editor_notes.md");
+    const spec = join(session.workspace, "shared", "spec", "SPEC_editor_notes.md");
+    assert.ok(existsSync(feature));
+    await runCommand(page, "Memory: Move/Rename Memory…");
+    await page.locator(".quick-input-title", { hasText: "Move/Rename Memory" }).waitFor({ timeout: 10_000 });
+    await page.locator(".quick-input-widget input").fill("editor_notes");
+    await quickPickRow(page, "FEATURE_editor_notes").click();
+    await page.locator(".quick-input-title", { hasText: "Move/Rename Memory FEATURE_editor_notes" }).waitFor({ timeout: 10_000 });
+    const input = page.locator(".quick-input-widget input");
+    await input.fill("SPEC_editor_notes");
+    await page.locator(".quick-input-message", { hasText: "shared/spec/SPEC_editor_notes.md" }).waitFor({ timeout: 15_000 });
+    await input.press("Enter");
+    await retry(async () => assert.ok(existsSync(spec) && !existsSync(feature), "not moved yet"), {
+      timeout: 15_000,
+      what: "the memory to move to shared/spec",
+    });
+
+    await runCommand(page, "Memory: Delete Memory…");
+    await page.locator(".quick-input-title", { hasText: "Delete Memory" }).waitFor({ timeout: 10_000 });
+    await page.locator(".quick-input-widget input").fill("SPEC_editor");
+    await quickPickRow(page, "SPEC_editor_notes").click();
+    const dialog = page.locator(".monaco-dialog-box");
+    await dialog.filter({ hasText: "Delete memory SPEC_editor_notes?" }).waitFor({ timeout: 10_000 });
+    // Cancel first: nothing is deleted.
+    await page.keyboard.press("Escape");
+    await dialog.waitFor({ state: "hidden", timeout: 5000 });
+    assert.ok(existsSync(spec), "deleted without confirmation");
+    await runCommand(page, "Memory: Delete Memory…");
+    await page.locator(".quick-input-title", { hasText: "Delete Memory" }).waitFor({ timeout: 10_000 });
+    await page.locator(".quick-input-widget input").fill("SPEC_editor");
+    await quickPickRow(page, "SPEC_editor_notes").click();
+    await dialog.locator(".monaco-button", { hasText: /^Delete$/ }).click();
+    await retry(async () => assert.equal(existsSync(spec), false), { timeout: 15_000, what: "the memory to be deleted" });
   });
 
   step("settings are applied live: a severity set to off removes the problem", async () => {
