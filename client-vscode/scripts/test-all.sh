@@ -52,7 +52,7 @@ step "type-check"
 step "build and package the VSIX"
 node client-vscode/scripts/build.mjs --production
 "$bin/vsce" package --no-dependencies --skip-license --allow-missing-repository \
-  -o client-vscode/dist/memory-ls.vsix
+  --readme-path client-vscode/README.md -o client-vscode/dist/memory-ls.vsix
 export MEMORY_LS_VSIX="$repo/client-vscode/dist/memory-ls.vsix"
 
 step "unit tests"
