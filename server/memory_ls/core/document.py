@@ -187,10 +187,9 @@ def render(doc: Document) -> str:
 def dump_key(key: str, value: Any, *, block: bool = False) -> str:
     """One top-level key as YAML lines (`tags: [a, b]`, or a block list when `block`)."""
     if isinstance(value, list) and not block and all(isinstance(v, str) for v in value):
-        items = _HANDLER.export(value, Dumper=_Dumper, default_flow_style=True) if value else "[]"
-        head = _HANDLER.export(
-            {key: None}, Dumper=_Dumper
-        )  # "key: null", the key quoted if need be
+        items = yaml.dump(value, Dumper=_Dumper, default_flow_style=True).strip() if value else "[]"
+        # "key: null" has the key quoted where YAML needs it; the value is swapped in.
+        head = _HANDLER.export({key: None}, Dumper=_Dumper)
         return head[: -len("null")] + items + "\n"
     return _HANDLER.export({key: value}, Dumper=_Dumper, sort_keys=False) + "\n"
 

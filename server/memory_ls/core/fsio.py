@@ -38,7 +38,7 @@ def is_temp_file(name: str) -> bool:
     return name.startswith(TEMP_PREFIX) and TEMP_SUFFIX in name
 
 
-def atomic_write(path: str, text: str, folder_real: str) -> None:
+def atomic_write(path: str, text: str | bytes, folder_real: str) -> None:
     """Write `text` to `path` atomically: temp file in the same folder, fsync, rename.
 
     Parent topic folders are created inside the memory folder only; a symlink on the
@@ -48,7 +48,7 @@ def atomic_write(path: str, text: str, folder_real: str) -> None:
     parent = os.path.dirname(path)
     _make_dirs_inside(parent, folder_real)
     check_writable_path(path, folder_real)
-    data = text.encode("utf-8")
+    data = text.encode("utf-8") if isinstance(text, str) else text
     fd, tmp = tempfile.mkstemp(
         prefix=TEMP_PREFIX + _temp_stem(os.path.basename(path)) + ".",
         suffix=TEMP_SUFFIX,

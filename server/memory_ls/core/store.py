@@ -36,7 +36,6 @@ from memory_ls.core.errors import (
 from memory_ls.core.folders import Folder, StoreConfig
 from memory_ls.core.fsio import (
     atomic_write,
-    check_writable_path,
     ensure_folder,
     folder_lock,
     is_temp_file,
@@ -78,6 +77,32 @@ class MemoryFile:
     def scope(self) -> str:
         """The memory's scope."""
         return self.folder.scope
+
+
+@dataclass(frozen=True)
+class MovePlan:
+    """A checked rename: where the memory goes and which references follow it."""
+
+    source: MemoryFile
+    new_name: str
+    new_is_global: bool
+    folder: Folder
+    target: str
+    source_wins: bool  # unqualified references resolve to the source (it is not shadowed)
+    project_has_new: bool
+
+    def points_here(self, ref: Reference) -> bool:
+        """Whether a reference resolves to the memory being moved."""
+        if ref.name != self.source.name:
+            return False
+        if ref.is_global:
+            return self.source.scope == "global"
+        return self.source_wins
+
+    def new_text(self, ref: Reference) -> str:
+        """The name a reference gets after the move (`global/` where it is needed)."""
+        qualify = self.new_is_global and (ref.is_global or self.project_has_new)
+        return (GLOBAL_PREFIX if qualify else "") + self.new_name
 
 
 @dataclass(frozen=True)
@@ -263,11 +288,12 @@ class Store:
             }
         raise OutsideStore(f"Memory {parsed.name!r} kept moving while it was saved; try again.")
 
-    def _check_size(self, data: bytes, name: str) -> None:
+    def _check_size(self, data: bytes | int, name: str) -> None:
         limit = self.config.max_memory_bytes
-        if len(data) > limit:
+        size = data if isinstance(data, int) else len(data)
+        if size > limit:
             raise TooLarge(
-                f"Memory {name!r} would be {len(data)} bytes; the limit (maxMemoryBytes) "
+                f"Memory {name!r} would be {size} bytes; the limit (maxMemoryBytes) "
                 f"is {limit}. Split it into smaller memories."
             )
 
@@ -363,8 +389,8 @@ class Store:
             remove_file(memory.path, memory.folder.real)
         return {"name": memory.name, "path": memory.path}
 
-    def move(self, raw_name: object, raw_new_name: object, scope: object = None) -> dict[str, Any]:
-        """Rename a memory, route it like a new save, rewrite references (`memory.move`)."""
+    def plan_move(self, raw_name: object, raw_new_name: object, scope: object = None) -> MovePlan:
+        """Check a rename and work out where it goes; nothing is written (move and rename)."""
         source = self.find(raw_name, scope)
         new = parse_name(raw_new_name)
         self._writable(source)
@@ -389,37 +415,43 @@ class Store:
         _check_path_free(folder, new.name)
         # Which references point at the source is decided before it moves.
         first = self.locate_all(source.name, None)
-        source_wins = bool(first) and first[0].path == source.path
-        project_has_new = bool(self.locate_all(new.name, "project"))
+        return MovePlan(
+            source=source,
+            new_name=new.name,
+            new_is_global=new.is_global,
+            folder=folder,
+            target=target,
+            source_wins=bool(first) and first[0].path == source.path,
+            project_has_new=bool(self.locate_all(new.name, "project")),
+        )
 
-        def points_here(ref: Reference) -> bool:
-            if ref.name != source.name:
-                return False
-            if ref.is_global:
-                return source.scope == "global"
-            return source_wins
+    def move(self, raw_name: object, raw_new_name: object, scope: object = None) -> dict[str, Any]:
+        """Rename a memory, route it like a new save, rewrite references (`memory.move`)."""
+        plan = self.plan_move(raw_name, raw_new_name, scope)
+        self.move_file(plan)
+        updated = self._rewrite_all(plan.points_here, plan.new_text)
+        return {
+            "name": plan.source.name,
+            "newName": plan.new_name,
+            "path": plan.target,
+            "updatedReferences": updated,
+        }
 
-        def new_text(ref: Reference) -> str:
-            qualify = new.is_global and (ref.is_global or project_has_new)
-            return (GLOBAL_PREFIX if qualify else "") + new.name
-
+    def move_file(self, plan: MovePlan) -> None:
+        """Move the memory's file as planned, bytes unchanged (references are not touched)."""
+        source, folder, target = plan.source, plan.folder, plan.target
         with folder_lock(source.folder.real, folder.real):
             if os.path.lexists(target):
                 raise Exists(f"A file already exists at {target}.")
-            check_writable_path(target, folder.real)
-            text = read_text(source.path)
-            self._check_size(text.encode("utf-8"), new.name)
+            if not os.path.isfile(source.path):
+                raise NotFound(f"Memory {source.name!r} is gone from {source.path}.")
+            self._check_size(os.path.getsize(source.path), plan.new_name)
             if folder.kind != "additional":
                 ensure_folder(folder.path)
-            atomic_write(target, text, folder.real)
+            with open(source.path, "rb") as handle:
+                data = handle.read()
+            atomic_write(target, data, folder.real)
             remove_file(source.path, source.folder.real)
-        updated = self._rewrite_all(points_here, new_text)
-        return {
-            "name": source.name,
-            "newName": new.name,
-            "path": target,
-            "updatedReferences": updated,
-        }
 
     def _rewrite_all(self, points_here: Any, new_text: Any) -> int:
         """Rewrite matching references in every writable memory; return how many."""
