@@ -120,13 +120,16 @@ def demo() -> None:
 
 
 def test() -> None:
-    """Lint, type-check and run every test."""
+    """Lint, type-check and run every test (with pytest arguments: only those tests)."""
     system_packages()
     setup("dev")
     run(PYTHON, "-m", "ruff", "format", "--check", "server", "tests", "bench", "tasks.py")
     run(PYTHON, "-m", "ruff", "check", "server", "tests", "bench", "tasks.py")
     run(PYTHON, "-m", "mypy")
     run(PYTHON, "-m", "pytest", "-p", "no:cacheprovider", *sys.argv[2:])
+    if not sys.argv[2:]:
+        # The extension: type-check, VSIX, node unit tests, then a real VS Code headless.
+        run("bash", ROOT / "client-vscode" / "scripts" / "test-all.sh")
 
 
 def bench() -> None:
