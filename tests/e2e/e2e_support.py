@@ -8,7 +8,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +29,7 @@ SERVER_ENV = {
 }
 CLIENTS = ("visual-studio-code", "neovim")
 TIMEOUT = 5.0
+CURSOR = "¦"
 
 MEMORIES: Mapping[str, str] = {
     ".serena/memories/project_overview.md": (
@@ -123,6 +124,8 @@ class Session:
 
     client: LanguageClient
     workspace: Workspace
+    initialized: types.InitializeResult | None = None
+    published: list[types.PublishDiagnosticsParams] = field(default_factory=list)
     registrations: list[types.Registration] = field(default_factory=list)
     unregistrations: list[types.Unregistration] = field(default_factory=list)
 
@@ -165,16 +168,81 @@ class Session:
             types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
         )
 
-    async def complete(self, uri: str, line: int, character: int) -> types.CompletionList:
-        """Ask for completion at a position."""
+    async def complete(self, uri: str, line: int, character: int) -> types.CompletionList | None:
+        """Ask for completion at a position (in the client's units)."""
         result = await self.client.text_document_completion_async(
             types.CompletionParams(
                 text_document=types.TextDocumentIdentifier(uri=uri),
                 position=types.Position(line=line, character=character),
             )
         )
-        assert isinstance(result, types.CompletionList), result
+        assert result is None or isinstance(result, types.CompletionList), result
         return result
+
+    def units(self, text: str) -> int:
+        """The length of `text` in the position encoding the server chose."""
+        assert self.initialized is not None
+        encoding = self.initialized.capabilities.position_encoding or "utf-16"
+        if encoding == "utf-8":
+            return len(text.encode("utf-8"))
+        if encoding == "utf-32":
+            return len(text)
+        return len(text.encode("utf-16-le")) // 2
+
+    async def complete_at(self, relative: str, marked: str) -> types.CompletionList | None:
+        """Open `marked` as document `relative` and complete where CURSOR marks the cursor."""
+        before, after = marked.split(CURSOR, 1)
+        lines = before.split("\n")
+        uri = self.open(relative, before + after)
+        return await self.complete(uri, len(lines) - 1, self.units(lines[-1]))
+
+    def notify_files(self, *changes: tuple[Path, types.FileChangeType]) -> None:
+        """Send workspace/didChangeWatchedFiles, as a client's file watcher would."""
+        self.client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(
+                changes=[types.FileEvent(uri=path.as_uri(), type=kind) for path, kind in changes]
+            )
+        )
+
+    def publications(self, uri: str) -> int:
+        """How many times diagnostics were published for a document."""
+        return sum(1 for params in self.published if params.uri == uri)
+
+    def change_configuration(self, configuration: Any, settings: Any = None) -> None:
+        """Change the client's `memoryLs` section and tell the server (which pulls it)."""
+        self.client.set_configuration(configuration, section="memoryLs")
+        self.client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings=settings)
+        )
+
+    async def eventually(
+        self, check: Callable[[], Awaitable[bool]], describe: str, timeout: float = TIMEOUT
+    ) -> None:
+        """Repeat a check made of requests until it holds (the server applies changes async)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not await check():
+            if loop.time() > deadline:
+                raise AssertionError(f"timed out after {timeout}s: {describe}")
+            await asyncio.sleep(0.02)
+
+    async def wait_for_message(self, text: str) -> types.ShowMessageParams:
+        """Wait for a window/showMessage containing `text`."""
+
+        def matching() -> list[types.ShowMessageParams]:
+            return [m for m in self.client.messages if text in m.message]
+
+        await wait_until(
+            self.client,
+            types.WINDOW_SHOW_MESSAGE,
+            lambda: bool(matching()),
+            lambda: f"messages: {[m.message for m in self.client.messages]}",
+        )
+        return matching()[0]
+
+    def messages_with(self, text: str) -> list[str]:
+        """The shown messages that contain `text`."""
+        return [m.message for m in self.client.messages if text in m.message]
 
     def progress_ended(self) -> int:
         """How many work-done progresses the server has ended."""
@@ -240,6 +308,7 @@ async def session(
     env: Mapping[str, str] | None = None,
     process_id: int | None = None,
     wait_indexed: bool = True,
+    capabilities: types.ClientCapabilities | None = None,
 ) -> AsyncIterator[Session]:
     """Start the server, initialize it as `client_name` would, and shut it down after."""
     client = make_test_lsp_client()
@@ -253,13 +322,22 @@ async def session(
     def unregister_capability(params: types.UnregistrationParams) -> None:
         recorded.unregistrations.extend(params.unregisterations)
 
+    # Keep every publication (the client itself keeps only the last per document).
+    keep_last = client.protocol.fm.features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
+
+    def publish_diagnostics(params: types.PublishDiagnosticsParams) -> None:
+        recorded.published.append(params)
+        keep_last(params)
+
+    client.protocol.fm.features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = publish_diagnostics
+
     if configuration is not None:
         client.set_configuration(configuration, section="memoryLs")
     await client.start_io(*SERVER_COMMAND, *server_args, env={**SERVER_ENV, **(env or {})})
     try:
-        await client.initialize_session(
+        recorded.initialized = await client.initialize_session(
             types.InitializeParams(
-                capabilities=client_capabilities(client_name),
+                capabilities=capabilities or client_capabilities(client_name),
                 root_uri=workspace.root.as_uri(),
                 workspace_folders=[
                     types.WorkspaceFolder(uri=workspace.root.as_uri(), name="project")
@@ -275,4 +353,21 @@ async def session(
         yield recorded
         await client.shutdown_session()
     finally:
-        await client.stop()
+        await _stop(client)
+
+
+async def _stop(client: LanguageClient) -> None:
+    """Stop the client; a server still running (a failed test) is made to exit first.
+
+    pygls' client.stop() waits for the server without closing its input, so after a
+    failure the server would never notice the session is over.
+    """
+    server = client._server
+    if server is not None and server.returncode is None:
+        if server.stdin is not None:
+            server.stdin.close()
+        try:
+            await asyncio.wait_for(server.wait(), TIMEOUT)
+        except TimeoutError:
+            server.kill()
+    await client.stop()

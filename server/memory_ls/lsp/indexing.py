@@ -66,10 +66,11 @@ class _Progress:
         self.ls = ls
         self.token = f"memory-ls-index-{uuid.uuid4()}"
         self.created = threading.Event()
+        self._creating: asyncio.Future[None] | None = None
         ls.on_loop(self._create)
 
     def _create(self) -> None:
-        asyncio.ensure_future(self._create_async())
+        self._creating = asyncio.ensure_future(self._create_async())
 
     async def _create_async(self) -> None:
         try:

@@ -59,8 +59,11 @@ class Watcher:
         self._pending: set[str] = set()
         self._flush_scheduled = False
         self._observer: Any = None
+        self._watches: dict[tuple[str, bool], Any] = {}
+        self._handler = _Handler(self)
         self._missing: tuple[str, ...] = ()
         self._registration: str | None = None
+        self._registered_for: tuple[str, ...] = ()
 
     # ----- events --------------------------------------------------------------------
 
@@ -83,25 +86,26 @@ class Watcher:
             paths, self._pending = self._pending, set()
             self._flush_scheduled = False
         index = self.ls.index
-        # A missing folder (or a parent of it) appeared: it needs a watch of its own.
-        revived = [
+        # Something appeared on the way to a folder that did not exist: watch closer
+        # (or the folder itself), and read whatever it already holds.
+        related = [
             missing
             for missing in self._missing
-            if os.path.isdir(missing)
-            and any(
-                _is_ancestor_or_same(p, missing) or _is_ancestor_or_same(missing, p) for p in paths
+            if any(
+                _is_ancestor_or_same(path, missing) or _is_ancestor_or_same(missing, path)
+                for path in paths
             )
         ]
-        future = self.ls.store_pool.submit(index.update_paths, paths)
+        future = self.ls.store_pool.submit(_update_safely, index, paths)
         future.add_done_callback(
-            lambda done: self.ls.on_loop(lambda: self._updated(index, done.result(), revived))
+            lambda done: self.ls.on_loop(lambda: self._updated(index, done.result(), related))
         )
 
-    def _updated(self, index: MemoryIndex, update: Update, revived: list[str]) -> None:
-        if revived:
+    def _updated(self, index: MemoryIndex, update: Update, related: list[str]) -> None:
+        if related:
             self.rearm()
-            # Files written before the new watch existed are found by reading that folder.
-            self.enqueue(revived)
+            # Files written before the new watch existed are found by reading the folder.
+            self.enqueue(folder for folder in related if os.path.isdir(folder))
         if index is self.ls.index and update.names_changed:
             self.ls.store_changed()
 
@@ -113,7 +117,10 @@ class Watcher:
         self._missing = tuple(f.path for f in folders if not os.path.isdir(f.path))
         if os.environ.get(NO_SERVER_WATCH_ENV) != "1":
             self._watch_on_server(folders)
-        self.ls.on_loop(lambda: _spawn(self._register_with_client(folders)))
+        paths = tuple(f.path for f in folders)
+        if paths != self._registered_for:
+            self._registered_for = paths
+            self.ls.on_loop(lambda: _spawn(self._register_with_client(folders)))
 
     def stop(self) -> None:
         """Stop the server's watcher."""
@@ -132,11 +139,16 @@ class Watcher:
             self._observer.daemon = True
             self._observer.start()
         observer = self._observer
-        observer.unschedule_all()
-        handler = _Handler(self)
-        for path, recursive in watch_plan([f.path for f in folders]):
+        plan = set(watch_plan([f.path for f in folders]))
+        # Only what changed is (un)scheduled: stopping a watch that is busy makes
+        # watchdog log errors, and re-creating unchanged ones could miss events.
+        for key in [key for key in self._watches if key not in plan]:
+            observer.unschedule(self._watches.pop(key))
+        for path, recursive in sorted(plan - set(self._watches)):
             try:
-                observer.schedule(handler, path, recursive=recursive)
+                self._watches[path, recursive] = observer.schedule(
+                    self._handler, path, recursive=recursive
+                )
             except OSError as exc:
                 logger.warning("cannot watch %s: %s", path, exc)
 
@@ -179,6 +191,15 @@ def _watched_files_capability(
 ) -> types.DidChangeWatchedFilesClientCapabilities | None:
     workspace = ls.client_capabilities.workspace
     return workspace.did_change_watched_files if workspace else None
+
+
+def _update_safely(index: MemoryIndex, paths: set[str]) -> Update:
+    """Update the index; a failure is logged, never lost in a thread."""
+    try:
+        return index.update_paths(paths)
+    except Exception:
+        logger.exception("updating the index for %s failed", sorted(paths))
+        return Update()
 
 
 def client_watchers(

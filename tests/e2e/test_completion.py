@@ -1,0 +1,227 @@
+"""Completion (SPEC 3.1) with VS Code's and Neovim's client capabilities."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+from e2e_support import CLIENTS, CURSOR, Session, Workspace, make_workspace, session
+from lsprotocol import types
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+BULK = 150  # more memories than the server sends at once
+_documents = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    """The standard workspace plus many memories under one topic."""
+    workspace = make_workspace(tmp_path_factory.mktemp("completion"))
+    for number in range(BULK):
+        workspace.write(f".serena/memories/bulk/note_{number:03d}.md", f"# Bulk {number}\n")
+    return workspace
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=CLIENTS)
+async def server(request: pytest.FixtureRequest, ws: Workspace) -> AsyncIterator[Session]:
+    """One server per client flavour."""
+    async with session(ws, client_name=request.param) as running:
+        yield running
+
+
+async def complete(server: Session, marked: str) -> types.CompletionList:
+    """Complete in a fresh document at the CURSOR mark; a list is expected."""
+    result = await server.complete_at(f"notes/doc_{next(_documents)}.md", marked)
+    assert result is not None, marked
+    return result
+
+
+def labels(result: types.CompletionList) -> list[str]:
+    """The item labels in server order."""
+    ordered = sorted(result.items, key=lambda item: item.sort_text or "")
+    return [item.label for item in ordered]
+
+
+def item(result: types.CompletionList, label: str) -> types.CompletionItem:
+    """The item with a label."""
+    found = [i for i in result.items if i.label == label]
+    assert len(found) == 1, labels(result)
+    return found[0]
+
+
+def edit_of(server: Session, completion: types.CompletionItem) -> types.TextEdit:
+    """The item's edit, which must be a plain TextEdit."""
+    assert isinstance(completion.text_edit, types.TextEdit), completion.text_edit
+    return completion.text_edit
+
+
+def supports_insert_replace(server: Session) -> bool:
+    """Whether the client accepts InsertReplaceEdit (VS Code does, Neovim does not)."""
+    capabilities = server.client.capabilities
+    document = capabilities.text_document if capabilities else None
+    completion = document.completion if document else None
+    details = completion.completion_item if completion else None
+    return bool(details and details.insert_replace_support)
+
+
+def span(server: Session, line: int, before_start: str, before_end: str) -> types.Range:
+    """The range on `line` from the end of `before_start` to the end of `before_end`."""
+    return types.Range(
+        start=types.Position(line=line, character=server.units(before_start)),
+        end=types.Position(line=line, character=server.units(before_end)),
+    )
+
+
+async def test_all_names_resolved_once_and_cut_to_a_limit(server: Session) -> None:
+    result = await complete(server, f"See [[{CURSOR}]]")
+    names = labels(result)
+    assert len(names) == 100
+    assert len(set(names)) == len(names)
+    assert result.is_incomplete is True
+
+
+async def test_items_name_folder_scope_and_preview(server: Session, ws: Workspace) -> None:
+    result = await complete(server, f"[[sty{CURSOR}]]")
+    assert labels(result).count("style_guide") == 1
+    style = item(result, "style_guide")
+    assert style.detail == "project · .serena/memories · shadows 1"
+    assert isinstance(style.documentation, types.MarkupContent)
+    assert style.documentation.kind == types.MarkupKind.Markdown
+    assert "Style guide (project)" in style.documentation.value
+
+    result = await complete(server, f"[[editor{CURSOR}]]")
+    tips = item(result, "editor_tips")
+    assert tips.detail == f"global · {ws.global_folder}"
+    assert isinstance(tips.documentation, types.MarkupContent)
+    assert "tags: editor" in tips.documentation.value
+    assert "# Editor tips" in tips.documentation.value
+
+    result = await complete(server, f"[[team{CURSOR}]]")
+    assert item(result, "team_rules").detail == f"project · {ws.outside}"
+
+
+async def test_closed_link_gets_just_the_name(server: Session) -> None:
+    # VS Code closes `[[` to `[[]]` by itself; the item must not add another `]]`.
+    result = await complete(server, f"See [[pro{CURSOR}]] now")
+    edit = edit_of(server, item(result, "project_overview"))
+    assert edit.new_text == "project_overview"
+    assert edit.range == span(server, 0, "See [[", "See [[pro")
+
+
+async def test_open_link_gets_closing_brackets(server: Session) -> None:
+    result = await complete(server, f"See [[pro{CURSOR}")
+    edit = edit_of(server, item(result, "project_overview"))
+    assert edit.new_text == "project_overview]]"
+    assert edit.range == span(server, 0, "See [[", "See [[pro")
+
+    result = await complete(server, f"See [[pro{CURSOR}] x")
+    assert edit_of(server, item(result, "project_overview")).new_text == "project_overview]"
+
+    result = await complete(server, f"[[pro{CURSOR}|the overview]]")
+    assert edit_of(server, item(result, "project_overview")).new_text == "project_overview"
+
+
+async def test_cursor_inside_a_name_replaces_it_where_the_client_can(server: Session) -> None:
+    result = await complete(server, f"[[pro{CURSOR}ject_ovr]]")
+    edit = item(result, "project_overview").text_edit
+    insert = span(server, 0, "[[", "[[pro")
+    if supports_insert_replace(server):
+        assert isinstance(edit, types.InsertReplaceEdit)
+        assert edit.insert == insert
+        assert edit.replace == span(server, 0, "[[", "[[project_ovr")
+    else:
+        assert isinstance(edit, types.TextEdit)
+        assert edit.range == insert
+    assert edit is not None and edit.new_text == "project_overview"
+
+
+async def test_mem_references_inside_backticks(server: Session) -> None:
+    result = await complete(server, f"Read `mem:SPEC{CURSOR}` first")
+    edit = edit_of(server, item(result, "SPEC_payments_api"))
+    assert edit.new_text == "SPEC_payments_api"
+    assert edit.range == span(server, 0, "Read `mem:", "Read `mem:SPEC")
+
+    result = await complete(server, f"Read `mem:auth/{CURSOR}")
+    edit = edit_of(server, item(result, "auth/login_flow"))
+    assert edit.new_text == "auth/login_flow`"
+
+    assert await server.complete_at(f"notes/doc_{next(_documents)}.md", f"mem:pro{CURSOR}") is None
+
+
+async def test_all_caps_offers_routing_prefixes_first(server: Session) -> None:
+    result = await complete(server, f"[[FEA{CURSOR}]]")
+    names = labels(result)
+    assert names[:2] == ["FEATURE_", "FEATURE_BUILDER_"]
+    assert "FEATURE_checkout" in names
+    prefix = item(result, "FEATURE_")
+    assert prefix.kind == types.CompletionItemKind.Folder
+    assert edit_of(server, prefix).new_text == "FEATURE_"  # no `]]`: the name goes on
+
+    result = await complete(server, f"[[S{CURSOR}")
+    assert labels(result)[0] == "SPEC_"
+    assert edit_of(server, item(result, "SPEC_")).new_text == "SPEC_"
+
+    mixed = labels(await complete(server, f"[[Fea{CURSOR}]]"))
+    assert "FEATURE_" not in mixed
+    assert "FEATURE_checkout" in mixed
+
+
+async def test_prefix_matches_rank_before_fuzzy_ones(server: Session) -> None:
+    names = labels(await complete(server, f"[[log{CURSOR}]]"))
+    assert names[0] == "auth/login_flow"  # only a fuzzy match, but the only one
+    names = labels(await complete(server, f"[[st{CURSOR}]]"))
+    assert names[0] == "style_guide"
+    fuzzy = labels(await complete(server, f"[[lgnflw{CURSOR}]]"))
+    assert "auth/login_flow" in fuzzy
+    assert labels(await complete(server, f"[[qqqzzz{CURSOR}]]")) == []
+
+
+async def test_global_qualified_names(server: Session) -> None:
+    result = await complete(server, f"[[global/sty{CURSOR}]]")
+    assert labels(result) == ["global/style_guide"]
+    edit = edit_of(server, item(result, "global/style_guide"))
+    assert edit.new_text == "global/style_guide"
+    assert edit.range == span(server, 0, "[[", "[[global/sty")
+
+
+async def test_columns_count_in_the_negotiated_encoding(server: Session) -> None:
+    line = "Größe 😀 [[pro"
+    result = await complete(server, f"{line}{CURSOR}")
+    edit = edit_of(server, item(result, "project_overview"))
+    assert edit.range == span(server, 0, "Größe 😀 [[", line)
+
+
+async def test_tags_in_an_inline_frontmatter_list(server: Session) -> None:
+    result = await complete(server, f"---\ntags: [auth, ch{CURSOR}]\n---\n# Body\n")
+    assert labels(result)[0] == "checkout"
+    checkout = item(result, "checkout")
+    assert checkout.detail == "tag used by 1 memory"
+    edit = edit_of(server, checkout)
+    assert edit.new_text == "checkout"
+    assert edit.range == span(server, 1, "tags: [auth, ", "tags: [auth, ch")
+
+    offered = labels(await complete(server, f"---\ntags: [auth, {CURSOR}]\n---\n"))
+    assert "auth" not in offered
+    assert {"checkout", "editor", "onboarding", "overview"} <= set(offered)
+
+
+async def test_tags_in_a_block_frontmatter_list(server: Session) -> None:
+    result = await complete(server, f"---\ntitle: x\ntags:\n  - auth\n  - {CURSOR}\n---\n")
+    assert "auth" not in labels(result)
+    assert edit_of(server, item(result, "editor")).new_text == "editor"
+
+    result = await complete(server, f"---\ntags:\n  -{CURSOR}\n---\n")
+    assert edit_of(server, item(result, "editor")).new_text == " editor"
+
+
+async def test_nothing_offered_outside_a_context(server: Session) -> None:
+    for marked in (
+        f"plain text{CURSOR}",
+        f"---\ntitle: [a{CURSOR}]\n---\n",
+        f"---\ntags: [a]\n---\n- {CURSOR}\n",
+        f"[[done]] and{CURSOR}",
+    ):
+        assert await server.complete_at(f"notes/doc_{next(_documents)}.md", marked) is None
