@@ -351,7 +351,8 @@ async def session(
         if wait_indexed:
             await recorded.indexed()
         yield recorded
-        await client.shutdown_session()
+        if client._server is not None and client._server.returncode is None:
+            await client.shutdown_session()
     finally:
         await _stop(client)
 
