@@ -179,6 +179,14 @@ class Session:
         assert result is None or isinstance(result, types.CompletionList), result
         return result
 
+    async def documentation(self, item: types.CompletionItem) -> types.MarkupContent:
+        """An item's documentation: inline, or from completionItem/resolve where the
+        client resolves documentation lazily (as VS Code does)."""
+        if item.documentation is None:
+            item = await self.client.completion_item_resolve_async(item)
+        assert isinstance(item.documentation, types.MarkupContent), item
+        return item.documentation
+
     def units(self, text: str) -> int:
         """The length of `text` in the position encoding the server chose."""
         assert self.initialized is not None

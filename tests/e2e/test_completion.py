@@ -58,6 +58,16 @@ def edit_of(server: Session, completion: types.CompletionItem) -> types.TextEdit
     return completion.text_edit
 
 
+def resolves_documentation(server: Session) -> bool:
+    """Whether the client asks for documentation on completionItem/resolve."""
+    capabilities = server.client.capabilities
+    document = capabilities.text_document if capabilities else None
+    completion = document.completion if document else None
+    details = completion.completion_item if completion else None
+    support = details.resolve_support if details else None
+    return bool(support and "documentation" in support.properties)
+
+
 def supports_insert_replace(server: Session) -> bool:
     """Whether the client accepts InsertReplaceEdit (VS Code does, Neovim does not)."""
     capabilities = server.client.capabilities
@@ -88,16 +98,19 @@ async def test_items_name_folder_scope_and_preview(server: Session, ws: Workspac
     assert labels(result).count("style_guide") == 1
     style = item(result, "style_guide")
     assert style.detail == "project · .serena/memories · shadows 1"
-    assert isinstance(style.documentation, types.MarkupContent)
-    assert style.documentation.kind == types.MarkupKind.Markdown
-    assert "Style guide (project)" in style.documentation.value
+    # Clients that resolve documentation lazily get light lists; the others get it inline.
+    assert (style.documentation is None) == resolves_documentation(server)
+    documentation = await server.documentation(style)
+    assert documentation.kind == types.MarkupKind.Markdown
+    assert "Style guide (project)" in documentation.value
+    assert "`.serena/memories/style_guide.md`" in documentation.value
 
     result = await complete(server, f"[[editor{CURSOR}]]")
     tips = item(result, "editor_tips")
     assert tips.detail == f"global · {ws.global_folder}"
-    assert isinstance(tips.documentation, types.MarkupContent)
-    assert "tags: editor" in tips.documentation.value
-    assert "# Editor tips" in tips.documentation.value
+    documentation = await server.documentation(tips)
+    assert "tags: editor" in documentation.value
+    assert "# Editor tips" in documentation.value
 
     result = await complete(server, f"[[team{CURSOR}]]")
     assert item(result, "team_rules").detail == f"project · {ws.outside}"

@@ -108,8 +108,7 @@ async def test_changed_content_reaches_tags_and_previews(server: Session) -> Non
     result = await server.complete_at("notes/preview.md", f"[[changing{CURSOR}]]")
     assert result is not None
     (item,) = [i for i in result.items if i.label == "changing"]
-    assert isinstance(item.documentation, types.MarkupContent)
-    assert "# Second" in item.documentation.value
+    assert "# Second" in (await server.documentation(item)).value
 
 
 async def test_topic_folders_created_renamed_and_removed(server: Session) -> None:

@@ -12,7 +12,7 @@ import bisect
 import os
 import stat
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from memory_ls.core.diagnostics import NameIndex
@@ -88,6 +88,9 @@ class _Derived:
     generation: int
     names: NameIndex
     shadowed_by: dict[str, MemoryFile] = field(default_factory=dict)
+    # Per scope (None = all): valid names sorted case-insensitively, and casefolded.
+    sorted_names: dict[str | None, list[str]] = field(default_factory=dict)
+    folded_names: dict[str | None, list[str]] = field(default_factory=dict)
 
 
 def _stamp(path: str) -> Stamp | None:
@@ -289,22 +292,22 @@ class MemoryIndex:
 
     def entries(self, scope: str | None = None) -> list[Entry]:
         """Every resolved memory (one per name), sorted by name."""
-        with self._lock:
-            names = [name for _, name in self._sorted]
-            by_name = {name: list(self._by_name[name]) for name in names}
         found = []
-        for name in names:
-            files = [f for f in by_name[name] if scope is None or f.scope == scope]
-            if files:
-                found.append(Entry(files[0], tuple(files[1:])))
+        for name in self.names(scope):
+            entry = self.lookup(name, scope)
+            if entry is not None:
+                found.append(entry)
         return found
 
-    def names(self) -> list[str]:
-        """Every valid name, sorted case-insensitively."""
-        with self._lock:
-            return [name for _, name in self._sorted]
+    def names(self, scope: str | None = None) -> Sequence[str]:
+        """Valid names with a file in the scope (None: any), sorted case-insensitively."""
+        return self._derive().sorted_names[scope]
 
-    def names_with_prefix(self, prefix: str) -> list[str]:
+    def folded_names(self, scope: str | None = None) -> Sequence[str]:
+        """`names(scope)` casefolded, position by position (for fuzzy matching)."""
+        return self._derive().folded_names[scope]
+
+    def names_with_prefix(self, prefix: str, scope: str | None = None) -> list[str]:
         """Names that start with `prefix`, ignoring case; exact-case matches first."""
         folded = prefix.casefold()
         with self._lock:
@@ -314,6 +317,10 @@ class MemoryIndex:
                 if not key.startswith(folded):
                     break
                 found.append(name)
+        if scope is not None:
+            in_scope = self._derive().names
+            wanted = in_scope.global_ if scope == "global" else in_scope.project
+            found = [name for name in found if name in wanted]
         found.sort(key=lambda name: not name.startswith(prefix))
         return found
 
@@ -356,6 +363,14 @@ class MemoryIndex:
                 for hidden in files[1:]:
                     shadowed[hidden.path] = files[0]
             derived = _Derived(self._generation, names, shadowed)
+            for scope, wanted in (
+                (None, None),
+                ("project", names.project),
+                ("global", names.global_),
+            ):
+                pairs = [pair for pair in self._sorted if wanted is None or pair[1] in wanted]
+                derived.sorted_names[scope] = [name for _, name in pairs]
+                derived.folded_names[scope] = [key for key, _ in pairs]
             self._derived = derived
             return derived
 

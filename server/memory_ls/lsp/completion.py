@@ -17,6 +17,7 @@ from lsprotocol import types
 from memory_ls.core.index import Entry, MemoryIndex
 from memory_ls.core.names import GLOBAL_PREFIX
 from memory_ls.core.routing import routing_prefixes
+from memory_ls.core.store import MemoryFile
 from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.text import client_column
 
@@ -54,7 +55,7 @@ def register(server: MemoryServer) -> None:
 
     @server.feature(
         types.TEXT_DOCUMENT_COMPLETION,
-        types.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS),
+        types.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS, resolve_provider=True),
     )
     async def completion(
         ls: MemoryServer, params: types.CompletionParams
@@ -67,15 +68,39 @@ def register(server: MemoryServer) -> None:
             return None
         line = lines[at.line]
         return await ls.in_store_thread(
-            build_list, ls, context, line, params.position.line, _insert_replace(ls)
+            build_list, ls, context, line, params.position.line, _Client.of(ls)
         )
 
+    @server.feature(types.COMPLETION_ITEM_RESOLVE)
+    async def resolve(ls: MemoryServer, item: types.CompletionItem) -> types.CompletionItem:
+        path = item.data.get("path") if isinstance(item.data, dict) else None
+        memory = ls.index.memory_for(path) if isinstance(path, str) else None
+        if memory is not None and item.documentation is None:
+            item.documentation = await ls.in_store_thread(
+                _documentation, _FolderNames(ls), ls.index, memory
+            )
+        return item
 
-def _insert_replace(ls: MemoryServer) -> bool:
-    document = ls.client_capabilities.text_document
-    completion = document.completion if document else None
-    item = completion.completion_item if completion else None
-    return bool(item and item.insert_replace_support)
+
+@dataclass(frozen=True)
+class _Client:
+    """What the client's completion can do."""
+
+    insert_replace: bool = False
+    # Previews are sent on completionItem/resolve where the client asks for them there:
+    # a hundred previews in every list would make each keystroke's answer heavy.
+    resolves_documentation: bool = False
+
+    @classmethod
+    def of(cls, ls: MemoryServer) -> _Client:
+        """Read the client's completion capabilities."""
+        document = ls.client_capabilities.text_document
+        completion = document.completion if document else None
+        item = completion.completion_item if completion else None
+        if item is None:
+            return cls()
+        resolvable = item.resolve_support.properties if item.resolve_support else []
+        return cls(bool(item.insert_replace_support), "documentation" in resolvable)
 
 
 # ----- where are we? ---------------------------------------------------------------------
@@ -162,40 +187,44 @@ def _unquote(item: str) -> str:
 # ----- what to offer ---------------------------------------------------------------------
 
 
-def rank(typed: str, candidates: Sequence[str], prefixed: Sequence[str]) -> tuple[list[str], bool]:
+def rank(
+    typed: str, candidates: Sequence[str], folded: Sequence[str], prefixed: Sequence[str]
+) -> tuple[list[str], bool]:
     """Candidates for what was typed, best first, at most MAX_ITEMS; and whether cut.
 
-    `prefixed` are the candidates that start with `typed` (ignoring case), best first.
+    `folded` are the candidates casefolded (same positions); `prefixed` are those that
+    start with `typed` (ignoring case), best first.
     """
     if not typed:
         return list(candidates[:MAX_ITEMS]), len(candidates) > MAX_ITEMS
-    chosen = list(prefixed)
-    if len(typed) > 1:
-        from rapidfuzz import fuzz, process, utils
+    chosen = list(prefixed[: MAX_ITEMS + 1])
+    if len(typed) > 1 and len(chosen) <= MAX_ITEMS:
+        from rapidfuzz import fuzz, process
 
         seen = set(chosen)
+        # One more than fits, to know whether the list was cut.
         fuzzy = process.extract(
-            typed,
-            candidates,
+            typed.casefold(),
+            folded,
             scorer=fuzz.WRatio,
-            processor=utils.default_process,
             score_cutoff=FUZZY_CUTOFF,
-            limit=None,
+            limit=MAX_ITEMS + 1 + len(chosen),
         )
-        fuzzy.sort(key=lambda hit: (-hit[1], hit[0]))
-        chosen.extend(name for name, _, _ in fuzzy if name not in seen)
+        chosen.extend(
+            candidates[position] for _, _, position in fuzzy if candidates[position] not in seen
+        )
     return chosen[:MAX_ITEMS], len(chosen) > MAX_ITEMS
 
 
 def build_list(
-    ls: MemoryServer, context: Context, line: str, line_no: int, insert_replace: bool
+    ls: MemoryServer, context: Context, line: str, line_no: int, client: _Client
 ) -> types.CompletionList:
     """The completion list for a context (runs in a store thread)."""
     index = ls.index
     if context.kind == "tag":
         items, cut = _tag_items(ls, index, context, line, line_no)
     else:
-        items, cut = _name_items(ls, index, context, line, line_no, insert_replace)
+        items, cut = _name_items(ls, index, context, line, line_no, client)
     # While the first scan runs the list is partial: make the client ask again.
     return types.CompletionList(is_incomplete=cut or not index.scanned, items=items)
 
@@ -206,15 +235,15 @@ def _name_items(
     context: Context,
     line: str,
     line_no: int,
-    insert_replace: bool,
+    client: _Client,
 ) -> tuple[list[types.CompletionItem], bool]:
     typed, scope, qualifier = context.typed, None, ""
     if typed.startswith(GLOBAL_PREFIX):
         typed, scope, qualifier = typed[len(GLOBAL_PREFIX) :], "global", GLOBAL_PREFIX
-    entries = {entry.name: entry for entry in index.entries(scope)}
-    prefixed = [n for n in index.names_with_prefix(typed) if n in entries]
-    chosen, cut = rank(typed, list(entries), prefixed)
-    edit = _EditMaker(ls, line, line_no, context, insert_replace)
+    prefixed = index.names_with_prefix(typed, scope)
+    chosen, cut = rank(typed, index.names(scope), index.folded_names(scope), prefixed)
+    edit = _EditMaker(ls, line, line_no, context, client.insert_replace)
+    folders = _FolderNames(ls)
     items: list[types.CompletionItem] = []
     if scope is None and _CAPS_TYPED.fullmatch(typed):
         for prefix, folder in _routing_prefixes(ls):
@@ -223,21 +252,28 @@ def _name_items(
                     types.CompletionItem(
                         label=prefix,
                         kind=types.CompletionItemKind.Folder,
-                        detail=f"routing prefix: new memories go to {_shown(ls, folder)}",
+                        detail=f"routing prefix: new memories go to {folders.folder(folder)}",
                         sort_text=f"0{len(items):04d}",
                         filter_text=prefix,
                         text_edit=edit.make(prefix, close=False),
                     )
                 )
     for position, name in enumerate(chosen):
-        entry = entries[name]
+        entry = index.lookup(name, scope)
+        if entry is None:  # deleted since the list was made
+            continue
         label = qualifier + name
         items.append(
             types.CompletionItem(
                 label=label,
                 kind=types.CompletionItemKind.File,
-                detail=_detail(ls, entry),
-                documentation=_documentation(ls, index, entry),
+                detail=_detail(folders, entry),
+                documentation=(
+                    None
+                    if client.resolves_documentation
+                    else _documentation(folders, index, entry.memory)
+                ),
+                data={"path": entry.memory.path},
                 sort_text=f"1{position:04d}",
                 filter_text=label,
                 text_edit=edit.make(label, close=True),
@@ -254,7 +290,7 @@ def _tag_items(
     folded = context.typed.casefold()
     prefixed = [t for t in candidates if t.casefold().startswith(folded)]
     prefixed.sort(key=lambda tag: not tag.startswith(context.typed))
-    chosen, cut = rank(context.typed, candidates, prefixed)
+    chosen, cut = rank(context.typed, candidates, [t.casefold() for t in candidates], prefixed)
     edit = _EditMaker(ls, line, line_no, context, insert_replace=False)
     items = [
         types.CompletionItem(
@@ -299,18 +335,36 @@ def _routing_prefixes(ls: MemoryServer) -> list[tuple[str, str]]:
     return [(prefix, by_label[prefix]) for prefix in routing_prefixes(ls.config.additional)]
 
 
-def _shown(ls: MemoryServer, path: str) -> str:
-    """A folder for people: relative to the workspace when inside it, else with `~`."""
-    relative = os.path.relpath(path, ls.root)
+class _FolderNames:
+    """Folders and files as people read them: relative to the workspace, else with `~`."""
+
+    def __init__(self, ls: MemoryServer) -> None:
+        self.root = ls.root
+        self.home = os.path.expanduser("~")
+        self._folders: dict[str, str] = {}
+
+    def folder(self, path: str) -> str:
+        """A folder for people (computed once per folder)."""
+        shown = self._folders.get(path)
+        if shown is None:
+            shown = self._folders[path] = _shown(self.root, self.home, path)
+        return shown
+
+    def file(self, memory: MemoryFile) -> str:
+        """A memory's file for people."""
+        return f"{self.folder(memory.folder.path)}/{memory.name}.md"
+
+
+def _shown(root: str, home: str, path: str) -> str:
+    relative = os.path.relpath(path, root)
     if not relative.startswith(".."):
         return relative
-    home = os.path.expanduser("~")
     return "~" + path[len(home) :] if path.startswith(home + os.sep) else path
 
 
-def _detail(ls: MemoryServer, entry: Entry) -> str:
+def _detail(folders: _FolderNames, entry: Entry) -> str:
     memory = entry.memory
-    text = f"{memory.scope} · {_shown(ls, memory.folder.path)}"
+    text = f"{memory.scope} · {folders.folder(memory.folder.path)}"
     if memory.folder.read_only:
         text += " · read-only"
     if entry.shadows:
@@ -318,10 +372,11 @@ def _detail(ls: MemoryServer, entry: Entry) -> str:
     return text
 
 
-def _documentation(ls: MemoryServer, index: MemoryIndex, entry: Entry) -> types.MarkupContent:
-    memory = entry.memory
+def _documentation(
+    folders: _FolderNames, index: MemoryIndex, memory: MemoryFile
+) -> types.MarkupContent:
     metadata = index.metadata(memory)
-    facts = [f"**{memory.name}** · {memory.scope} · `{_shown(ls, memory.path)}`"]
+    facts = [f"**{memory.name}** · {memory.scope} · `{folders.file(memory)}`"]
     if metadata.tags:
         facts.append("tags: " + ", ".join(metadata.tags))
     if metadata.updated_at:

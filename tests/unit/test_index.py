@@ -1,0 +1,232 @@
+"""The server's in-memory index: per-path updates always agree with a fresh scan."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memory_ls.config import FolderSetting, Settings
+from memory_ls.core.folders import StoreConfig, resolve_store_config
+from memory_ls.core.index import MemoryIndex, make_preview
+from memory_ls.core.store import Store
+
+
+def make_config(tmp: Path) -> StoreConfig:
+    """Primary, an additional folder nested inside it, one outside, and a global folder."""
+    root = tmp / "ws"
+    for folder in (".serena/memories/feature", "shared/spec", "../global"):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+    settings = Settings(
+        additional_folders=(
+            FolderSetting(".serena/memories/feature"),
+            FolderSetting("shared/spec"),
+        ),
+        global_folder=str(tmp / "global"),
+    )
+    return resolve_store_config(settings, str(root))
+
+
+def snapshot(index: MemoryIndex) -> tuple[list[tuple[str, str]], dict[str, str], list[str]]:
+    """What the index knows: (name, path) of every file, winners, and the sorted names."""
+    files = sorted((m.name, m.path) for m in index.files())
+    winners = {e.name: e.memory.path for e in index.entries()}
+    return files, winners, list(index.names())
+
+
+def fresh(config: StoreConfig) -> MemoryIndex:
+    """An index built by a full scan."""
+    index = MemoryIndex(config)
+    index.scan()
+    return index
+
+
+def write(path: Path, text: str = "# x\n") -> Path:
+    """Write a file, creating its parents."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_scan_agrees_with_the_store(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    primary = Path(config.primary.path)
+    write(primary / "note.md")
+    write(primary / "topic" / "deep.md")
+    write(primary / "feature" / "FEATURE_x.md")  # belongs to the nested additional folder
+    write(primary / ".hidden" / "skipped.md")
+    write(primary / "-draft.md")  # an invalid name: indexed, but not offered as a name
+    write(tmp_path / "global" / "note.md")  # shadowed by the project note
+    index = fresh(config)
+    store = Store(config)
+    assert sorted(m.path for m in index.files()) == sorted(m.path for m in store.scan())
+    assert list(index.names()) == ["FEATURE_x", "note", "topic/deep"]
+    listed = {m["name"]: m for m in store.list_memories()["memories"]}
+    for entry in index.entries():
+        assert listed[entry.name]["path"] == entry.memory.path
+        assert listed[entry.name]["shadows"] == [m.path for m in entry.shadows]
+    feature = index.lookup("FEATURE_x")
+    assert feature is not None and feature.memory.folder.path.endswith("feature")
+    shadowed = index.shadowed_by()
+    assert list(shadowed) == [str(tmp_path / "global" / "note.md")]
+    assert shadowed[str(tmp_path / "global" / "note.md")].path == str(primary / "note.md")
+    names = index.name_index()
+    assert names.has("note", is_global=True) and names.has("topic/deep", is_global=False)
+    assert not names.has("topic/deep", is_global=True)
+
+
+def test_updates_follow_files_and_folders(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    primary = Path(config.primary.path)
+    index = fresh(config)
+
+    added = index.update_path(str(write(primary / "a.md")))
+    assert added.added == ("a",) and added.names_changed
+    assert index.update_path(str(primary / "a.md")).changed is False  # seen twice: no change
+    write(primary / "a.md", "---\ntags: [t]\n---\n# longer body\n")
+    modified = index.update_path(str(primary / "a.md"))
+    assert modified.modified == ("a",) and not modified.names_changed
+
+    write(primary / "topic" / "b.md")
+    write(primary / "topic" / "c.md")
+    assert sorted(index.update_path(str(primary / "topic")).added) == ["topic/b", "topic/c"]
+    shutil.rmtree(primary / "topic")
+    assert sorted(index.update_path(str(primary / "topic")).removed) == ["topic/b", "topic/c"]
+
+    (primary / "a.md").unlink()
+    assert index.update_path(str(primary / "a.md")).removed == ("a",)
+    outside = write(tmp_path / "elsewhere" / "x.md")
+    assert index.update_path(str(outside)).changed is False
+    temporary = write(primary / ".a.md.123.memory-ls-tmp")
+    assert index.update_path(str(temporary)).changed is False
+    assert snapshot(index) == snapshot(fresh(config))
+
+
+def test_metadata_is_cached_per_file_version(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    path = write(Path(config.primary.path) / "m.md", "---\ntags: [one]\n---\n# Body\n")
+    index = fresh(config)
+    (memory,) = index.files()
+    assert index.cached_metadata(memory) is None
+    assert index.metadata(memory).tags == ("one",)
+    assert index.cached_metadata(memory) is not None
+    write(path, "---\ntags: [two, three]\n---\n# Changed body, longer\n")
+    assert index.metadata(memory).tags == ("one",)  # no event yet: the known version
+    index.update_path(str(path))
+    assert index.cached_metadata(memory) is None
+    assert index.metadata(memory).tags == ("two", "three")
+    assert index.tag_counts() == {"two": 1, "three": 1}
+    assert index.warm() == 0
+
+
+def test_prefix_lookup_ignores_case_and_prefers_exact_case(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    primary = Path(config.primary.path)
+    for name in ("Alpha", "alpha_two", "ALPHABET", "beta"):
+        write(primary / f"{name}.md")
+    write(tmp_path / "global" / "alpine.md")
+    index = fresh(config)
+    assert index.names_with_prefix("alp") == ["alpha_two", "alpine", "Alpha", "ALPHABET"]
+    assert index.names_with_prefix("alp", "global") == ["alpine"]
+    assert index.names_with_prefix("z") == []
+    assert list(index.names("global")) == ["alpine"]
+
+
+def test_memory_for_a_document_not_yet_on_disk(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    index = fresh(config)
+    memory = index.memory_for(os.path.join(config.primary.path, "new", "one.md"))
+    assert memory is not None and memory.name == "new/one"
+    assert index.memory_for(str(tmp_path / "ws" / "README.md")) is None
+
+
+def test_concurrent_updates_and_reads(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    primary = Path(config.primary.path)
+    index = fresh(config)
+    errors: list[BaseException] = []
+
+    def writer(worker: int) -> None:
+        try:
+            for number in range(60):
+                path = write(primary / f"w{worker}_{number}.md")
+                index.update_path(str(path))
+                if number % 3 == 0:
+                    path.unlink()
+                    index.update_path(str(path))
+        except BaseException as exc:
+            errors.append(exc)
+
+    def reader() -> None:
+        try:
+            for _ in range(200):
+                for entry in index.entries():
+                    index.metadata(entry.memory)
+                index.names_with_prefix("w1")
+                index.name_index()
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(3)]
+    threads += [threading.Thread(target=reader) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert snapshot(index) == snapshot(fresh(config))
+
+
+_NAMES = st.sampled_from(["a", "b", "topic/c", "topic/d", "FEATURE_e", "SPEC_f"])
+_WHERE = st.sampled_from(["primary", "feature", "spec", "global"])
+_ACTIONS = st.lists(
+    st.tuples(st.sampled_from(["write", "delete", "rmtopic", "rename"]), _WHERE, _NAMES),
+    max_size=25,
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(actions=_ACTIONS)
+def test_any_sequence_of_changes_matches_a_fresh_scan(
+    tmp_path_factory: pytest.TempPathFactory, actions: list[tuple[str, str, str]]
+) -> None:
+    tmp = tmp_path_factory.mktemp("random")
+    config = make_config(tmp)
+    folders = {
+        "primary": Path(config.primary.path),
+        "feature": Path(config.primary.path) / "feature",
+        "spec": tmp / "ws" / "shared" / "spec",
+        "global": tmp / "global",
+    }
+    index = fresh(config)
+    for action, where, name in actions:
+        folder = folders[where]
+        path = folder / f"{name}.md"
+        if action == "write":
+            write(path, f"# {name} {len(actions)}\n")
+            index.update_path(str(path))
+        elif action == "delete" and path.exists():
+            path.unlink()
+            index.update_path(str(path))
+        elif action == "rmtopic" and (folder / "topic").exists():
+            shutil.rmtree(folder / "topic")
+            index.update_path(str(folder / "topic"))
+        elif action == "rename" and path.exists():
+            target = folder / f"renamed_{name.replace('/', '_')}.md"
+            os.replace(path, target)
+            index.update_paths([str(path), str(target)])
+    assert snapshot(index) == snapshot(fresh(config))
+
+
+def test_previews_are_cut_to_size() -> None:
+    assert make_preview("\n\n# Title\nline\n") == "# Title\nline"
+    long = "\n".join(f"line {n}" for n in range(50))
+    assert make_preview(long).endswith("line 19\n\n…")
+    assert len(make_preview("x" * 5000)) < 1600
