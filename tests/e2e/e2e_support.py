@@ -180,8 +180,7 @@ class Session:
         return result
 
     async def documentation(self, item: types.CompletionItem) -> types.MarkupContent:
-        """An item's documentation: inline, or from completionItem/resolve where the
-        client resolves documentation lazily (as VS Code does)."""
+        """An item's documentation: inline, or from completionItem/resolve (VS Code's way)."""
         if item.documentation is None:
             item = await self.client.completion_item_resolve_async(item)
         assert isinstance(item.documentation, types.MarkupContent), item
@@ -366,11 +365,9 @@ async def session(
 
 
 async def _stop(client: LanguageClient) -> None:
-    """Stop the client; a server still running (a failed test) is made to exit first.
-
-    pygls' client.stop() waits for the server without closing its input, so after a
-    failure the server would never notice the session is over.
-    """
+    """Stop the client; a server still running (a failed test) is made to exit first."""
+    # pygls' client.stop() waits for the server without closing its input, so after a
+    # failure the server would never notice that the session is over.
     server = client._server
     if server is not None and server.returncode is None:
         if server.stdin is not None:

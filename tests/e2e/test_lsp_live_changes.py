@@ -156,6 +156,17 @@ async def test_a_primary_folder_created_after_the_start(tmp_path: Path) -> None:
         await resolves(fresh, uri, resolved=True)
 
 
+async def test_a_folder_removed_and_created_again(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path)
+    async with session(ws) as fresh:
+        uri = fresh.open("notes/global.md", "[[global/editor_tips]]\n")
+        await resolves(fresh, uri, resolved=True)
+        shutil.rmtree(ws.global_folder)
+        await resolves(fresh, uri, resolved=False)
+        write_file(ws.global_folder / "editor_tips.md", "# Back again\n")
+        await resolves(fresh, uri, resolved=True)
+
+
 # ----- only the client's file events ---------------------------------------------------
 
 

@@ -190,11 +190,9 @@ def _unquote(item: str) -> str:
 def rank(
     typed: str, candidates: Sequence[str], folded: Sequence[str], prefixed: Sequence[str]
 ) -> tuple[list[str], bool]:
-    """Candidates for what was typed, best first, at most MAX_ITEMS; and whether cut.
-
-    `folded` are the candidates casefolded (same positions); `prefixed` are those that
-    start with `typed` (ignoring case), best first.
-    """
+    """Up to MAX_ITEMS candidates for `typed`, prefix matches first, and whether cut."""
+    # `folded` holds the candidates casefolded, position by position; `prefixed` the
+    # candidates that start with `typed` ignoring case, already ranked.
     if not typed:
         return list(candidates[:MAX_ITEMS]), len(candidates) > MAX_ITEMS
     chosen = list(prefixed[: MAX_ITEMS + 1])

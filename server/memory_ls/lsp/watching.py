@@ -102,7 +102,11 @@ class Watcher:
         )
 
     def _updated(self, index: MemoryIndex, update: Update, related: list[str]) -> None:
-        if related:
+        # A configured folder removed as a whole takes its watch along: watch for its return.
+        vanished = any(
+            not os.path.isdir(f.path) for f in index.config.folders if f.path not in self._missing
+        )
+        if related or vanished:
             self.rearm()
             # Files written before the new watch existed are found by reading the folder.
             self.enqueue(folder for folder in related if os.path.isdir(folder))
@@ -143,7 +147,10 @@ class Watcher:
         # Only what changed is (un)scheduled: stopping a watch that is busy makes
         # watchdog log errors, and re-creating unchanged ones could miss events.
         for key in [key for key in self._watches if key not in plan]:
-            observer.unschedule(self._watches.pop(key))
+            try:
+                observer.unschedule(self._watches.pop(key))
+            except (KeyError, OSError) as exc:  # the folder was deleted with its watch
+                logger.debug("unwatching %s: %s", key[0], exc)
         for path, recursive in sorted(plan - set(self._watches)):
             try:
                 self._watches[path, recursive] = observer.schedule(
@@ -205,11 +212,9 @@ def _update_safely(index: MemoryIndex, paths: set[str]) -> Update:
 def client_watchers(
     folders: list[str], root: str, relative_patterns: bool
 ) -> list[types.FileSystemWatcher]:
-    """What the client should watch: each folder's Markdown files.
-
-    Without RelativePattern support a glob can only name folders inside the workspace;
-    the server's own watcher covers the others.
-    """
+    """What the client should watch: each folder's Markdown files."""
+    # Without RelativePattern support a glob can only name folders inside the
+    # workspace; the server's own watcher covers the others.
     watchers: list[types.FileSystemWatcher] = []
     for folder in folders:
         pattern: types.GlobPattern
@@ -227,11 +232,9 @@ def client_watchers(
 
 
 def watch_plan(folders: list[str]) -> list[tuple[str, bool]]:
-    """(path, recursive) pairs covering the folders without watching anything twice.
-
-    A missing folder is covered by a flat watch on its nearest existing ancestor, so
-    that its creation is seen.
-    """
+    """(path, recursive) pairs covering the folders without watching anything twice."""
+    # A missing folder gets a flat watch on its nearest existing ancestor, so that its
+    # creation is seen.
     recursive = sorted({f for f in folders if os.path.isdir(f)}, key=len)
     kept: list[str] = []
     for folder in recursive:
