@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from e2e_support import Session, Workspace, make_workspace, session, write_file
+from e2e_support import CLIENTS, Session, Workspace, make_workspace, session, write_file
 from lsprotocol import types
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -14,10 +15,9 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 MAX_BYTES = 600
 
 
-@pytest.fixture(scope="module")
-def ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+def make_problem_workspace(base: Path) -> Workspace:
     """The standard workspace plus memories with problems on disk."""
-    workspace = make_workspace(tmp_path_factory.mktemp("diagnostics"))
+    workspace = make_workspace(base)
     workspace.write(".serena/memories/FEATURE_search.md", "# Search\n")
     workspace.write(".serena/memories/BUGFIX_login.md", "# Bug\n")
     workspace.write(".serena/memories/-draft.md", "# Draft\n")
@@ -26,10 +26,14 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     return workspace
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def server(ws: Workspace) -> AsyncIterator[Session]:
-    """One server for the module; each test opens its own documents."""
-    async with session(ws, init_options=ws.init_options(maxMemoryBytes=MAX_BYTES)) as running:
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=CLIENTS)
+async def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Session]:
+    """One server (and workspace) per client flavour; each test opens its own documents."""
+    ws = make_problem_workspace(tmp_path_factory.mktemp("diagnostics"))
+    options = ws.init_options(maxMemoryBytes=MAX_BYTES)
+    async with session(ws, client_name=request.param, init_options=options) as running:
         yield running
 
 
@@ -113,7 +117,8 @@ async def test_too_large_follows_the_text(server: Session) -> None:
     assert await server.wait_for_codes(uri, lambda codes: not codes) == []
 
 
-async def test_shadowed_clears_when_the_other_memory_goes(server: Session, ws: Workspace) -> None:
+async def test_shadowed_clears_when_the_other_memory_goes(server: Session) -> None:
+    ws = server.workspace
     uri = server.open(str(ws.global_folder / "shadow_me.md"))
     assert await server.wait_for_codes(uri, bool) == ["shadowed"]
     shadowed = only(server, uri, "shadowed")
