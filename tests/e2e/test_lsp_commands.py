@@ -381,8 +381,12 @@ async def test_tags_counts_by_scope(server: Session) -> None:
 async def test_global_names_refused_when_the_global_scope_is_off(tmp_path: Path) -> None:
     workspace = make_workspace(tmp_path)
     async with session(workspace, init_options={"globalFolder": None}) as no_global:
-        code, message = await refused(
-            no_global, "memory.save", {"name": "global/tip", "content": "x"}
-        )
-    assert code == "outside-store"
-    assert "global" in message
+        for command, arguments in (
+            ("memory.save", {"name": "global/tip", "content": "x"}),
+            ("memory.route", {"name": "global/tip"}),
+            ("memory.move", {"name": "style_guide", "newName": "global/style"}),
+        ):
+            code, message = await refused(no_global, command, arguments)
+            assert code == "outside-store", command
+            assert "global scope is disabled" in message
+    assert (workspace.primary / "style_guide.md").exists()
