@@ -281,7 +281,7 @@ async def test_write_is_routed_and_says_where_and_why(ws: Workspace) -> None:
         assert result["path"] == str(ws.global_folder / "prefs.md")
         assert (result["scope"], result["routedBy"]) == ("global", "global")
         assert "global folder" in text
-        assert "tags:\n- me" in (ws.global_folder / "prefs.md").read_text()
+        assert "tags: [me]\n" in (ws.global_folder / "prefs.md").read_text()
 
         text, result = await ok(session, "write_memory", memory_name="FEATURE_auth", content="B\n")
         assert (result["created"], result["routedBy"]) == (False, "existing")
