@@ -4,13 +4,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+from store_helpers import Workspace
+
 from memory_ls.core.navigation import (
     did_you_mean,
     fuzzy_names,
     headings,
+    moved_files,
+    name_span,
+    outline,
+    plan_for_path,
+    plan_move_of,
+    points_to,
+    prefix_suggestions,
     reference_at,
+    reference_replacements,
     references_in_files,
 )
+from memory_ls.core.references import find_references
 
 NAMES = ["suggested_commands", "style_guide", "project_overview", "FEATURE_checkout", "SPEC_api"]
 
@@ -55,3 +67,96 @@ def test_fuzzy_names_match_subsequences_tightest_first() -> None:
     assert fuzzy_names("stgu", NAMES)[0] == "style_guide"
     assert fuzzy_names("zzz", NAMES) == []
     assert fuzzy_names("", NAMES, limit=2) == NAMES[:2]
+
+
+def test_name_span_skips_mem_global_and_md() -> None:
+    line = "[[ global/abc.md ]] `mem:def` [[mem:ghi|x]]"
+    spans = [line[slice(*name_span(line, ref))] for ref in find_references(line)]
+    assert spans == ["abc", "def", "ghi"]
+
+
+def test_outline_nests_sections_until_the_next_heading_of_their_level() -> None:
+    text = "# A\ntext\n## A1\n### A1a\n## A2\n# B\nend\n"
+    tree = outline(text)
+    assert [(s.heading.title, s.end_line) for s in tree] == [("A", 4), ("B", 7)]
+    assert [(s.heading.title, s.end_line) for s in tree[0].children] == [("A1", 3), ("A2", 4)]
+    assert [(s.heading.title, s.end_line) for s in tree[0].children[0].children] == [("A1a", 3)]
+    # A deeper heading first, then a shallower one: siblings, not a lost subtree.
+    assert [s.heading.title for s in outline("### deep\n# top\n")] == ["deep", "top"]
+
+
+def test_points_to_follows_lookup_order(ws: Workspace) -> None:
+    store = ws.store()
+    ws.write(ws.primary / "same.md", "project")
+    ws.write(ws.global_dir / "same.md", "global")
+    project, global_ = store.locate_all("same", None)
+    refs = find_references("[[same]] [[global/same]] [[other]]")
+    assert [points_to(project, project)(r) for r in refs] == [True, False, False]
+    assert [points_to(global_, project)(r) for r in refs] == [False, True, False]
+    assert [points_to(global_, global_)(r) for r in refs] == [True, True, False]
+
+
+def test_reference_replacements_leave_out_unchanged_references() -> None:
+    text = "x [[a]] and `mem:a.md`\n[[a|label]]\n"
+    refs = find_references(text)
+    edits = reference_replacements(text, refs, lambda ref: "a")
+    assert [(e.line, e.start, e.end, e.text) for e in edits] == [(0, 17, 21, "a")]
+
+
+def test_plan_move_of_a_hidden_file_plans_for_that_file(ws: Workspace) -> None:
+    store = ws.store(["shared/feature"])
+    ws.write(ws.primary / "dup.md", "primary")
+    hidden = ws.write(ws.root / "shared/feature/dup.md", "hidden")
+    source = store.locate_all("dup", None)[1]
+    plan = plan_move_of(store, source, "dup_two")
+    assert plan.source.path == str(hidden)
+    assert not plan.points_here(find_references("[[dup]]")[0])
+    with ws.refuses("exists"):
+        plan_move_of(store, source, "dup")
+
+
+def test_plan_for_path_names_the_new_file_by_its_folder(ws: Workspace) -> None:
+    store = ws.store()
+    ws.write(ws.primary / "old.md", "x")
+    source = store.find("old")
+    plan = plan_for_path(store, source, str(ws.global_dir / "topic" / "new.md"))
+    assert plan is not None and (plan.new_name, plan.new_is_global) == ("topic/new", True)
+    assert plan.points_here(find_references("[[old]]")[0])
+    assert plan_for_path(store, source, str(ws.root / "notes" / "new.md")) is None
+    assert plan_for_path(store, source, str(ws.primary / "-bad.md")) is None
+
+
+def test_moved_files_of_a_file_and_of_a_folder(ws: Workspace) -> None:
+    store = ws.store()
+    for name in ("auth/login", "auth/deep/x", "authz", "other"):
+        ws.write(ws.primary / f"{name}.md", "x")
+    files = store.scan()
+    folder = str(ws.primary / "auth")
+    moved = moved_files(files, folder, str(ws.primary / "security"))
+    assert sorted((m.name, new[len(str(ws.primary)) :]) for m, new in moved) == [
+        ("auth/deep/x", "/security/deep/x.md"),
+        ("auth/login", "/security/login.md"),
+    ]
+    single = moved_files(files, str(ws.primary / "other.md"), str(ws.primary / "o.md"))
+    assert [m.name for m, _new in single] == ["other"]
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("FEATUER_checkout", "FEATURE_checkout"),
+        ("FEATUER_BUILDER_x", "FEATURE_BUILDER_x"),
+        ("SPCE_api", "SPEC_api"),
+    ],
+)
+def test_prefix_suggestions_correct_a_one_letter_typo(
+    ws: Workspace, name: str, expected: str
+) -> None:
+    store = ws.store(["shared/feature", "shared/feature_builder", "shared/spec"])
+    assert prefix_suggestions(name, store.config.additional)[0] == expected
+
+
+def test_prefix_suggestions_need_a_close_prefix(ws: Workspace) -> None:
+    store = ws.store(["shared/feature"])
+    assert prefix_suggestions("BUGFIX_x", store.config.additional) == []
+    assert prefix_suggestions("lower_case", store.config.additional) == []

@@ -1,19 +1,24 @@
 """Navigation rules as pure functions: the reference under a cursor, headings, references
-to a memory, "did you mean" and fuzzy name search (SPEC 3.4)."""
+to a memory, rename plans and edits, "did you mean" and fuzzy name search (SPEC 3.4)."""
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 
 from rapidfuzz import fuzz, process
-from rapidfuzz.distance import Levenshtein
+from rapidfuzz.distance import OSA
 
 from memory_ls.core.document import split_frontmatter
+from memory_ls.core.errors import Exists, ReadOnly
+from memory_ls.core.folders import Folder
 from memory_ls.core.fsio import read_utf8
+from memory_ls.core.names import GLOBAL_PREFIX, MEM_PREFIX, caps_prefixes, is_valid_name
 from memory_ls.core.references import Reference, find_references, iter_lines_outside_code
+from memory_ls.core.routing import routing_prefixes
+from memory_ls.core.store import MemoryFile, MovePlan, Store
 
 _ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
 
@@ -64,7 +69,17 @@ def references_in_files(
     `needle` (the bare name) is a cheap pre-filter: files that do not contain it are
     not parsed.
     """
-    found: list[Located] = []
+    return [
+        Located(path, ref)
+        for path, _text, refs in texts_with_references(paths, matches, needle)
+        for ref in refs
+    ]
+
+
+def texts_with_references(
+    paths: Iterable[str], matches: Callable[[Reference], bool], needle: str
+) -> Iterator[tuple[str, str, list[Reference]]]:
+    """(path, text, matching references) of each file with at least one match."""
     for path in paths:
         try:
             text = read_utf8(path)
@@ -72,18 +87,166 @@ def references_in_files(
             continue
         if text is None or needle not in text:
             continue
-        found.extend(Located(path, ref) for ref in find_references(text) if matches(ref))
-    return found
+        refs = [ref for ref in find_references(text) if matches(ref)]
+        if refs:
+            yield path, text, refs
+
+
+def points_to(memory: MemoryFile, winner: MemoryFile | None) -> Callable[[Reference], bool]:
+    """Whether a reference resolves to `memory`; `winner` is what its bare name resolves to."""
+    wins = winner is not None and winner.path == memory.path
+
+    def matches(ref: Reference) -> bool:
+        if ref.name != memory.name:
+            return False
+        # `global/NAME` can only mean the global folder's file; a bare name means the winner.
+        return memory.scope == "global" if ref.is_global else wins
+
+    return matches
+
+
+def name_span(line: str, ref: Reference) -> tuple[int, int]:
+    """Columns of the bare name inside a reference as written (no `mem:`, `global/`, `.md`)."""
+    start, end = ref.start, ref.end
+    written = line[start:end]
+    # The same steps, in the same order, as name normalisation (SPEC 2.1).
+    if written.startswith(MEM_PREFIX):
+        start += len(MEM_PREFIX)
+        written = written[len(MEM_PREFIX) :]
+    if written.endswith(".md"):
+        end -= len(".md")
+        written = written[: -len(".md")]
+    if written.startswith(GLOBAL_PREFIX):
+        start += len(GLOBAL_PREFIX)
+    return start, end
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """Text to put in place of a span of one line (0-based, code-point columns)."""
+
+    line: int
+    start: int
+    end: int
+    text: str
+
+
+def reference_replacements(
+    text: str, refs: Iterable[Reference], new_text: Callable[[Reference], str]
+) -> list[Replacement]:
+    """Edits that rewrite references as written, leaving out those that would not change."""
+    lines = text.split("\n")
+    edits = []
+    for ref in refs:
+        new = new_text(ref)
+        if lines[ref.line][ref.start : ref.end] != new:
+            edits.append(Replacement(ref.line, ref.start, ref.end, new))
+    return edits
+
+
+def plan_move_of(store: Store, source: MemoryFile, raw_new_name: object) -> MovePlan:
+    """`Store.plan_move` for this very file, even when a file of the same name hides it."""
+    plan = store.plan_move(source.name, raw_new_name, source.scope)
+    if plan.source.path == source.path:
+        return plan
+    # Another folder earlier in lookup order has the same name: plan for the hidden file.
+    if source.folder.read_only:
+        raise ReadOnly(f"Memory {source.name!r} is in the read-only folder {source.folder.path}.")
+    scope = "global" if plan.new_is_global else "project"
+    taken = [m for m in store.locate_all(plan.new_name, scope) if m.path != source.path]
+    if taken:
+        raise Exists(f"A memory named {plan.new_name!r} already exists at {taken[0].path}.")
+    return replace(plan, source=source, source_wins=False)
+
+
+def plan_for_path(store: Store, source: MemoryFile, new_path: str) -> MovePlan | None:
+    """The move an editor makes by renaming a memory's file to `new_path`; None when the new
+    path is no memory (outside the folders, or an invalid name)."""
+    owned = store.config.name_of(new_path)
+    if owned is None or not is_valid_name(owned[1]):
+        return None
+    folder, name = owned
+    first = store.locate_all(source.name, None)
+    return MovePlan(
+        source=source,
+        new_name=name,
+        new_is_global=folder.scope == "global",
+        folder=folder,
+        target=new_path,
+        source_wins=bool(first) and first[0].path == source.path,
+        project_has_new=bool(store.locate_all(name, "project")),
+    )
+
+
+def moved_files(
+    memories: Iterable[MemoryFile], old_path: str, new_path: str
+) -> list[tuple[MemoryFile, str]]:
+    """The memory files that renaming a file or a folder moves, with their new paths."""
+    inside = old_path.rstrip(os.sep) + os.sep
+    moved = []
+    for memory in memories:
+        if memory.path == old_path:
+            moved.append((memory, new_path))
+        elif memory.path.startswith(inside):
+            moved.append((memory, os.path.join(new_path, memory.path[len(inside) :])))
+    return moved
+
+
+def prefix_suggestions(name: str, additional: Sequence[Folder], limit: int = 3) -> list[str]:
+    """Names with a mistyped ALL-CAPS prefix corrected to the closest routing prefixes."""
+    known = [prefix.rstrip("_") for prefix in routing_prefixes(additional)]
+    found: list[str] = []
+    # Longest prefix first: `FEATUER_BUILDER_x` is closest to `FEATURE_BUILDER`.
+    for prefix in caps_prefixes(name):
+        if prefix == name:
+            continue
+        for better in did_you_mean(prefix, known, limit):
+            corrected = better + name[len(prefix) :]
+            if corrected not in found:
+                found.append(corrected)
+    return found[:limit]
+
+
+@dataclass(frozen=True)
+class Section:
+    """A heading and the lines it heads (through `end_line`), with its subsections."""
+
+    heading: Heading
+    end_line: int
+    children: tuple[Section, ...] = ()
+
+
+def outline(text: str) -> list[Section]:
+    """The headings of a note as a tree of sections (SPEC 3.4 document symbols)."""
+    found = headings(text)
+    last_line = text.count("\n")
+    return _sections(found, 0, len(found), last_line)
+
+
+def _sections(found: list[Heading], first: int, stop: int, end_line: int) -> list[Section]:
+    """Sections for headings[first:stop], which all end by `end_line`."""
+    sections: list[Section] = []
+    at = first
+    while at < stop:
+        heading = found[at]
+        # A section runs until the next heading of the same or a higher level.
+        after = next((i for i in range(at + 1, stop) if found[i].level <= heading.level), stop)
+        end = found[after].line - 1 if after < stop else end_line
+        children = _sections(found, at + 1, after, end)
+        sections.append(Section(heading, end, tuple(children)))
+        at = after
+    return sections
 
 
 def did_you_mean(word: str, candidates: Sequence[str], limit: int = 3) -> list[str]:
     """The closest candidates to a mistyped word: small edit distance first, then similarity."""
     if not word or not candidates:
         return []
-    # Allow about one typo per four characters, at least one.
+    # Allow about one typo per four characters, at least one; swapping two neighbouring
+    # letters (SPCE for SPEC) is one typo, not two.
     budget = max(1, len(word) // 4)
     close = [
-        (Levenshtein.distance(word, c, score_cutoff=budget), c)
+        (OSA.distance(word, c, score_cutoff=budget), c)
         for c in candidates
         if c != word and abs(len(c) - len(word)) <= budget
     ]
