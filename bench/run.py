@@ -6,6 +6,14 @@
 
 Prints a table and writes JSON to bench/results/ so runs can be compared. Run it from
 the repository's virtual environment (`python3 tasks.py bench` does that).
+
+Each size gets a fresh store and a fresh cache directory (XDG_CACHE_HOME), so the first
+server start is cold; a second start then finds the cache the first one left. The client
+declares what VS Code declares for these features (previews on completionItem/resolve,
+work-done progress). Completion is timed once indexing has ended ("compl"), and also
+while the first indexing still runs ("p99 indexing"; nothing at sizes where indexing
+is over before the first keystroke). Each completion sample is paired with a floor
+sample (a request the server does not know) in the same conditions.
 """
 
 from __future__ import annotations
@@ -52,6 +60,23 @@ WORDS = [
     "storage",
 ]
 TARGET = "zz_bench_target_memory"
+BIG_NOTE_BYTES = 1_000_000
+BIG_NOTE_REFERENCES = 1_000
+# What the client says it can do: what VS Code says, as far as these measurements go
+# (item previews come on completionItem/resolve; indexing progress is shown).
+CAPABILITIES: dict[str, Any] = {
+    "window": {"workDoneProgress": True},
+    "textDocument": {
+        "completion": {
+            "completionItem": {
+                "snippetSupport": True,
+                "insertReplaceSupport": True,
+                "resolveSupport": {"properties": ["documentation", "detail"]},
+            }
+        },
+        "publishDiagnostics": {"versionSupport": True},
+    },
+}
 
 
 # ----- the store --------------------------------------------------------------------
@@ -87,12 +112,7 @@ def generate(root: Path, size: int, seed: int = 7) -> dict[str, Any]:
             )
         (folder / f"{name}.md").write_text(body)
     (primary / f"{TARGET}.md").write_text("# The memory the cold-start probe looks for\n")
-    # A 1 MB note with 1,000 references, for diagnostics latency.
-    lines = []
-    for i in range(1000):
-        lines.append(f"Line {i}: see [[{rng.choice(names)}]] and more text to fill the note. " * 12)
-    big = "\n".join(lines)[:1_000_000]
-    (primary / "big_note.md").write_text(big)
+    (primary / "big_note.md").write_text(big_note(rng, names))
     return {
         "root": root / "ws",
         "flags": [
@@ -107,17 +127,30 @@ def generate(root: Path, size: int, seed: int = 7) -> dict[str, Any]:
     }
 
 
+def big_note(rng: random.Random, names: list[str]) -> str:
+    """A 1,000,000-byte note with exactly 1,000 references, one per 1,000-byte line."""
+    filler = " and more text to fill the note, as long notes have." * 25
+    lines = []
+    for i in range(BIG_NOTE_REFERENCES):
+        head = f"Line {i}: see [[{rng.choice(names)}]]"
+        lines.append((head + filler)[: BIG_NOTE_BYTES // BIG_NOTE_REFERENCES - 1] + "\n")
+    text = "".join(lines)
+    assert len(text.encode()) == BIG_NOTE_BYTES and text.count("[[") == BIG_NOTE_REFERENCES
+    return text
+
+
 # ----- a raw JSON-RPC client --------------------------------------------------------
 
 
 class Client:
     """The smallest LSP client: framed JSON over the server's stdin and stdout."""
 
-    def __init__(self, command: list[str], cwd: Path) -> None:
+    def __init__(self, command: list[str], cwd: Path, env: dict[str, str]) -> None:
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(
             command,
             cwd=cwd,
+            env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -126,6 +159,9 @@ class Client:
         self.responses: dict[int, queue.Queue[dict[str, Any]]] = {}
         self.notifications: queue.Queue[tuple[float, dict[str, Any]]] = queue.Queue()
         self.lock = threading.Lock()
+        # When the server said its indexing ended (`$/progress` end), if it did.
+        self.indexed = threading.Event()
+        self.indexed_at = float("nan")
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
@@ -146,6 +182,10 @@ class Client:
                 self._answer_server_request(message)
             elif "id" in message:
                 self.responses.setdefault(message["id"], queue.Queue()).put(message)
+            elif message.get("method") == "$/progress":
+                if message["params"]["value"].get("kind") == "end":
+                    self.indexed_at = time.perf_counter()
+                    self.indexed.set()
             else:
                 self.notifications.put((time.perf_counter(), message))
 
@@ -178,12 +218,21 @@ class Client:
         """Send a notification."""
         self._send({"jsonrpc": "2.0", "method": method, "params": params})
 
-    def rss_mb(self) -> float:
-        """The server's resident memory, in MiB."""
+    def drain(self) -> None:
+        """Forget the notifications received so far."""
+        while True:
+            try:
+                self.notifications.get_nowait()
+            except queue.Empty:
+                return
+
+    def memory_mb(self) -> tuple[float, float]:
+        """The server's resident memory now and at its peak, in MiB."""
+        fields = {}
         for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        return float("nan")
+            key, _, value = line.partition(":")
+            fields[key] = value.split()
+        return int(fields["VmRSS"][0]) / 1024, int(fields["VmHWM"][0]) / 1024
 
     def close(self) -> None:
         """Shut the server down politely, then for sure."""
@@ -199,7 +248,9 @@ class Client:
 
 
 def pct(samples: list[float], q: float) -> float:
-    """The q-th percentile of samples, in milliseconds."""
+    """The q-th percentile of samples, in milliseconds (nan when there are none)."""
+    if not samples:
+        return float("nan")
     ordered = sorted(samples)
     index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
     return ordered[index] * 1000
@@ -207,6 +258,8 @@ def pct(samples: list[float], q: float) -> float:
 
 def completion_items(response: dict[str, Any]) -> list[dict[str, Any]]:
     """Items of a completion response (list or CompletionList)."""
+    if "error" in response:
+        raise RuntimeError(f"completion failed: {response['error']}")
     result = response.get("result") or []
     return result["items"] if isinstance(result, dict) else result
 
@@ -216,33 +269,111 @@ def labels(response: dict[str, Any]) -> set[str]:
     return {item["label"] for item in completion_items(response)}
 
 
-def complete(
-    client: Client, uri: str, line_text: str, version: int
-) -> tuple[float, dict[str, Any]]:
-    """Replace the scratch document with one line and ask for completion at its end."""
-    client.notify(
-        "textDocument/didChange",
-        {
-            "textDocument": {"uri": uri, "version": version},
-            "contentChanges": [{"text": line_text}],
-        },
-    )
-    return client.request(
-        "textDocument/completion",
-        {"textDocument": {"uri": uri}, "position": {"line": 0, "character": len(line_text)}},
-    )
+class Editor:
+    """One scratch document that completion is asked in, as an editor does."""
+
+    def __init__(self, client: Client, root: Path) -> None:
+        self.client = client
+        self.uri = (root / "scratch.md").as_uri()
+        self.version = 1
+        client.notify(
+            "textDocument/didOpen",
+            {
+                "textDocument": {
+                    "uri": self.uri,
+                    "languageId": "markdown",
+                    "version": 1,
+                    "text": "",
+                }
+            },
+        )
+
+    def complete(self, line_text: str) -> tuple[float, dict[str, Any]]:
+        """Replace the document with one line; time completion at its end."""
+        self.version += 1
+        self.client.notify(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": self.uri, "version": self.version},
+                "contentChanges": [{"text": line_text}],
+            },
+        )
+        return self.client.request(
+            "textDocument/completion",
+            {
+                "textDocument": {"uri": self.uri},
+                "position": {"line": 0, "character": len(line_text)},
+            },
+        )
+
+    def wait_for_name(self, name: str, since: float, timeout: float, pause: float = 0.0) -> float:
+        """Ask for completion of `name` until it is offered; return when it was."""
+        while True:
+            _, response = self.complete("[[" + name)
+            if name in labels(response):
+                return time.perf_counter()
+            if time.perf_counter() - since > timeout:
+                raise RuntimeError(f"{name} never showed up in completion")
+            time.sleep(pause)
 
 
-def wait_for_diagnostics(client: Client, uri: str, version: int, timeout: float = 30) -> float:
-    """When diagnostics for `uri` at `version` (or later) arrived."""
-    deadline = time.perf_counter() + timeout
+def wait_for_diagnostics(client: Client, uri: str, version: int, sent: float) -> float:
+    """When diagnostics for `uri` at exactly `version` arrived (after `sent`)."""
+    deadline = time.perf_counter() + 60
     while True:
         at, message = client.notifications.get(timeout=max(0.01, deadline - time.perf_counter()))
-        if message.get("method") != "textDocument/publishDiagnostics":
+        if message.get("method") != "textDocument/publishDiagnostics" or at < sent:
             continue
         params = message["params"]
-        if params["uri"] == uri and (params.get("version") is None or params["version"] >= version):
+        if params["uri"] == uri and params.get("version") in (version, None):
             return at
+
+
+def start(command: list[str], root: Path, env: dict[str, str]) -> tuple[Client, float]:
+    """Start a server and initialize it; return it and the seconds until it answered."""
+    client = Client(command, root, env)
+    client.request(
+        "initialize",
+        {
+            "processId": os.getpid(),
+            "rootUri": root.as_uri(),
+            "capabilities": CAPABILITIES,
+            "workspaceFolders": [{"uri": root.as_uri(), "name": "ws"}],
+        },
+    )
+    answered = time.perf_counter() - client.started
+    client.notify("initialized", {})
+    return client, answered
+
+
+def typed_prefixes(names: list[str], count: int, seed: int) -> list[tuple[str, str]]:
+    """(name, typed text) pairs: `count` names, each typed from 0 to 12 characters."""
+    rng = random.Random(seed)
+    return [(name, name[:length]) for name in rng.sample(names, count) for length in range(13)]
+
+
+def measure_completion(editor: Editor, plan: list[tuple[str, str]]) -> dict[str, Any]:
+    """Completion latencies over typed prefixes, each next to a JSON-RPC floor sample."""
+    samples: list[float] = []
+    floor: list[float] = []
+    item_counts: list[int] = []
+    for name, typed in plan:
+        took, response = editor.complete("[[" + typed)
+        samples.append(took)
+        item_counts.append(len(completion_items(response)))
+        # The floor in the same conditions: a request the server does not know.
+        floor.append(editor.client.request("memoryLs/benchmarkUnknownMethod", {})[0])
+        # Not timed: the whole name must be offered, or the timings mean nothing.
+        last = len(typed) == 12
+        if last and name not in labels(editor.complete("[[" + name)[1]):
+            raise RuntimeError(f"completion of the whole name {name} does not offer it")
+    return {
+        "floor_p50_ms": pct(floor, 50),
+        "completion_p50_ms": pct(samples, 50),
+        "completion_p99_ms": pct(samples, 99),
+        "completion_max_items": max(item_counts),
+        "samples": len(samples),
+    }
 
 
 def measure(size: int, workdir: Path) -> dict[str, Any]:
@@ -250,56 +381,30 @@ def measure(size: int, workdir: Path) -> dict[str, Any]:
     store = generate(workdir, size)
     root: Path = store["root"]
     command = [sys.executable, "-m", "memory_ls", *store["flags"]]
-    figures: dict[str, Any] = {"memories": size}
+    # The user's cache stays out of it: the first start is cold, the second warm.
+    env = {**os.environ, "XDG_CACHE_HOME": str(workdir / "cache")}
+    figures: dict[str, Any] = {"memories": size, "load_before": os.getloadavg()[0]}
 
-    client = Client(command, root)
-    _, _ = client.request(
-        "initialize",
-        {
-            "processId": os.getpid(),
-            "rootUri": root.as_uri(),
-            "capabilities": {"textDocument": {"completion": {"completionItem": {}}}},
-            "workspaceFolders": [{"uri": root.as_uri(), "name": "ws"}],
-        },
-    )
-    figures["initialize_s"] = time.perf_counter() - client.started
-    client.notify("initialized", {})
-    scratch = root / "scratch.md"
-    uri = scratch.as_uri()
-    client.notify(
-        "textDocument/didOpen",
-        {"textDocument": {"uri": uri, "languageId": "markdown", "version": 1, "text": ""}},
-    )
-    version = 1
-    probe = "[[" + TARGET[:8]
-    while True:
-        version += 1
-        _, response = complete(client, uri, probe, version)
-        if TARGET in labels(response):
-            break
-        if time.perf_counter() - client.started > 120:
-            raise RuntimeError("the target memory never showed up in completion")
+    client, figures["initialize_s"] = start(command, root, env)
+    editor = Editor(client, root)
+    editor.wait_for_name(TARGET, client.started, timeout=120)
     figures["cold_start_s"] = time.perf_counter() - client.started
 
-    floor = [client.request("memoryLs/benchmarkUnknownMethod", {})[0] for _ in range(300)]
-    figures["floor_p50_ms"] = pct(floor, 50)
+    # Typing while the first indexing still runs (none at small sizes: it is over).
+    during: list[float] = []
+    plan = typed_prefixes(store["names"], 40, seed=5)
+    while not client.indexed.is_set() and len(during) < len(plan):
+        during.append(editor.complete("[[" + plan[len(during)][1])[0])
+    figures["completion_indexing_p99_ms"] = pct(during, 99)
+    figures["completion_indexing_samples"] = len(during)
+    if not client.indexed.wait(timeout=600):
+        raise RuntimeError("indexing never ended")
+    figures["indexed_s"] = client.indexed_at - client.started
 
-    rng = random.Random(3)
-    samples: list[float] = []
-    item_counts: list[int] = []
-    for _ in range(40):
-        name = rng.choice(store["names"])
-        for length in range(13):
-            version += 1
-            took, response = complete(client, uri, "[[" + name[:length], version)
-            samples.append(took)
-            item_counts.append(len(completion_items(response)))
-    figures["completion_p50_ms"] = pct(samples, 50)
-    figures["completion_p99_ms"] = pct(samples, 99)
-    figures["completion_max_items"] = max(item_counts)
+    figures.update(measure_completion(editor, typed_prefixes(store["names"], 40, seed=3)))
 
     big_uri = store["big"].as_uri()
-    big_text = store["big"].read_text()
+    sent = time.perf_counter()
     client.notify(
         "textDocument/didOpen",
         {
@@ -307,14 +412,15 @@ def measure(size: int, workdir: Path) -> dict[str, Any]:
                 "uri": big_uri,
                 "languageId": "markdown",
                 "version": 1,
-                "text": big_text,
+                "text": store["big"].read_text(),
             }
         },
     )
-    wait_for_diagnostics(client, big_uri, 1)
+    wait_for_diagnostics(client, big_uri, 1, sent)
     latencies = []
     for edit in range(2, 12):
         time.sleep(0.5)  # an edit after a pause, as a person makes one
+        client.drain()
         sent = time.perf_counter()
         client.notify(
             "textDocument/didChange",
@@ -331,36 +437,45 @@ def measure(size: int, workdir: Path) -> dict[str, Any]:
                 ],
             },
         )
-        latencies.append(wait_for_diagnostics(client, big_uri, edit) - sent)
+        latencies.append(wait_for_diagnostics(client, big_uri, edit, sent) - sent)
     figures["diagnostics_1mb_p50_ms"] = pct(latencies, 50)
 
     visible = []
-    for attempt in range(5):
+    for attempt in range(10):
         name = f"PLAN_external_write_{attempt}"
+        time.sleep(0.2)
         written = time.perf_counter()
         (store["external"] / f"{name}.md").write_text("# written by an agent\n")
-        while True:
-            version += 1
-            _, response = complete(client, uri, "[[" + name, version)
-            if name in labels(response):
-                break
-            if time.perf_counter() - written > 30:
-                raise RuntimeError("an external write never showed up")
-            time.sleep(0.01)
-        visible.append(time.perf_counter() - written)
+        visible.append(editor.wait_for_name(name, written, timeout=30, pause=0.01) - written)
     figures["write_visible_p50_ms"] = pct(visible, 50)
-    figures["rss_mb"] = client.rss_mb()
+    figures["write_visible_max_ms"] = pct(visible, 100)
+    figures["rss_mb"], figures["peak_rss_mb"] = client.memory_mb()
+    client.close()
+
+    # A second start finds the cache the first one left.
+    client, figures["warm_initialize_s"] = start(command, root, env)
+    editor = Editor(client, root)
+    editor.wait_for_name(TARGET, client.started, timeout=120)
+    figures["warm_start_s"] = time.perf_counter() - client.started
+    if not client.indexed.wait(timeout=600):
+        raise RuntimeError("indexing never ended")
+    figures["warm_indexed_s"] = client.indexed_at - client.started
     client.close()
 
     started = time.perf_counter()
-    subprocess.run(
+    checked = subprocess.run(
         [sys.executable, "-m", "memory_ls.cli", "check", *store["flags"]],
         cwd=root,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        env=env,
+        capture_output=True,
+        text=True,
         check=False,
     )
     figures["check_s"] = time.perf_counter() - started
+    if checked.returncode not in (0, 1) or "error(s)" not in checked.stderr:
+        raise RuntimeError(f"memory-ls check failed ({checked.returncode}): {checked.stderr}")
+    figures["check_findings"] = len(checked.stdout.splitlines())
+    figures["load_after"] = os.getloadavg()[0]
     return figures
 
 
@@ -368,14 +483,19 @@ COLUMNS = (
     ("memories", "memories", "{:,}"),
     ("initialize_s", "init s", "{:.2f}"),
     ("cold_start_s", "cold start s", "{:.2f}"),
+    ("warm_start_s", "warm start s", "{:.2f}"),
+    ("indexed_s", "indexed s", "{:.1f}"),
+    ("warm_indexed_s", "indexed warm s", "{:.1f}"),
     ("floor_p50_ms", "floor ms", "{:.2f}"),
     ("completion_p50_ms", "compl p50 ms", "{:.2f}"),
     ("completion_p99_ms", "compl p99 ms", "{:.2f}"),
-    ("completion_max_items", "max items", "{}"),
+    ("completion_indexing_p99_ms", "p99 indexing ms", "{:.1f}"),
     ("diagnostics_1mb_p50_ms", "diag 1MB ms", "{:.1f}"),
     ("write_visible_p50_ms", "write visible ms", "{:.0f}"),
     ("check_s", "check s", "{:.2f}"),
     ("rss_mb", "RSS MiB", "{:.0f}"),
+    ("peak_rss_mb", "peak MiB", "{:.0f}"),
+    ("load_before", "load", "{:.1f}"),
 )
 
 
