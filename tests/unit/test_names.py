@@ -6,11 +6,20 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from store_helpers import Workspace, changed_paths
 
 from memory_ls.core import Store
 from memory_ls.core.errors import InvalidName
-from memory_ls.core.names import caps_prefixes, parse_name, prefix_run
+from memory_ls.core.names import (
+    WINDOWS_RESERVED,
+    caps_prefixes,
+    explain_name,
+    name_problem,
+    parse_name,
+    prefix_run,
+)
 
 
 @pytest.mark.parametrize(
@@ -189,3 +198,24 @@ def test_hostile_name_messages_are_readable() -> None:
         parse_name("CON")
     with pytest.raises(InvalidName, match="not allowed"):
         parse_name("a|b")
+
+
+_NAME_PARTS = st.sampled_from(
+    ["a", "Z", "9", "_", "-", ".", " ", "/", "..", "con", "COM1", "lpt9", "Nul.txt", "é", "\t"]
+)
+_NAME_PARTS |= st.sampled_from(["x" * 98, "\u212a", "\u0130", "\x00", "\ud800", "名"])
+
+
+@settings(max_examples=2000, deadline=None)
+@given(parts=st.lists(_NAME_PARTS, max_size=12))
+def test_the_fast_path_for_plain_names_agrees_with_the_full_check(parts: list[str]) -> None:
+    name = "".join(parts)
+    assert (name_problem(name) is None) == (explain_name(name) is None)
+
+
+def test_the_fast_path_knows_every_reserved_device_name() -> None:
+    for reserved in WINDOWS_RESERVED:
+        for name in (reserved, reserved.lower(), f"{reserved}.md", f"topic/{reserved}", "a" * 1025):
+            assert name_problem(name) is not None and explain_name(name) is not None
+    assert name_problem("/".join(["a"] * 16)) is None
+    assert name_problem("/".join(["a"] * 17)) is not None
