@@ -8,9 +8,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from store_helpers import Workspace
 
 from memory_ls.core import check_store
+from memory_ls.core.document import quick_load
 
 STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 OLD = "2020-01-02T03:04:05Z"
@@ -191,3 +194,36 @@ def test_a_horizontal_rule_is_not_frontmatter(ws: Workspace) -> None:
     read = store.read("rule")
     assert read["content"] == "---\nno closing fence\n"
     assert not [d for d in check_store(store) if d.code == "invalid-frontmatter"]
+
+
+_KEYS = st.sampled_from(["tags", "created_at", "title", "yes", "null", "On", "x-y", "_k", "a"])
+_SCALAR_TEXTS = """auth|api flow|yes|No|~|null|0123|12:30|1.5|.inf|.|+1|2025-10-08T03:07:11Z
+|2025-10-08|http://x/y|a:b|a: b|a:|é|'q'|"d q"|'it''s'|"esc\\n"|-x|- x|=|<<|&a|*a|!t|[]
+|[a, b]|[a, b,]|[ ]|[a, , b]|[a:b]|['a, b']|{a: 1}|a # c|#c|\u2028|"""
+_SCALARS = st.sampled_from(_SCALAR_TEXTS.replace("\n", "").split("|")) | st.just("|")
+_LINES = st.one_of(
+    st.builds(lambda k, v: f"{k}: {v}", _KEYS, _SCALARS),
+    st.builds(lambda k: f"{k}:", _KEYS),
+    st.builds(lambda i, v: f"{' ' * i}- {v}", st.integers(0, 3), _SCALARS),
+    st.sampled_from(["", "  ", " a: b", "a:b", "- ", "---", "...", "%YAML 1.1", "\ttags: [a]"]),
+)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(lines=st.lists(_LINES, min_size=1, max_size=6))
+def test_simple_frontmatter_reads_exactly_as_the_yaml_parser_reads_it(lines: list[str]) -> None:
+    raw = "\n".join(lines) + "\n"
+    quick = quick_load(raw)
+    if quick is None:
+        return
+    # repr tells True from 1 and a date from a string, as == would not.
+    assert repr(quick) == repr(yaml.load(raw, Loader=yaml.CSafeLoader))
+
+
+def test_simple_frontmatter_is_read_without_the_parser() -> None:
+    raw = "tags: [auth, api]\ncreated_at: 2025-10-01T09:00:00Z\ntitle: Login: flow\n"
+    assert quick_load(raw) is None  # `: ` in a value: the parser decides
+    assert quick_load("tags:\n  - a\n  - b\nupdated_at: 2025-10-08T03:07:11Z\n") == {
+        "tags": ["a", "b"],
+        "updated_at": dt.datetime(2025, 10, 8, 3, 7, 11, tzinfo=dt.timezone.utc),
+    }
