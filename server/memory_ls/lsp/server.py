@@ -29,6 +29,7 @@ from memory_ls.config import (
 from memory_ls.core.folders import StoreConfig, resolve_store_config
 from memory_ls.core.index import MemoryIndex
 from memory_ls.core.store import Store
+from memory_ls.lsp.protocol import MemoryProtocol
 
 SERVER_NAME = "memory-ls"
 # MEMORY_LS_LOG_LEVEL=INFO logs every message on stderr (the client's server log).
@@ -49,6 +50,7 @@ class MemoryServer(LanguageServer):
             SERVER_NAME,
             __version__,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=MemoryProtocol,
         )
         self.cli_layer = cli
         self.init_layer = Layer(source=INITIALIZATION_OPTIONS_SOURCE, values={})
@@ -155,9 +157,14 @@ def build_server(cli: Layer) -> MemoryServer:
         commands,
         completion,
         configuration,
+        definition,
         diagnostics,
+        hover,
         indexing,
         lifecycle,
+        links,
+        references,
+        symbols,
         watching,
     )
 
@@ -170,6 +177,11 @@ def build_server(cli: Layer) -> MemoryServer:
         diagnostics,
         completion,
         commands,
+        hover,
+        definition,
+        links,
+        references,
+        symbols,
     ):
         feature.register(server)
     return server

@@ -1,0 +1,87 @@
+"""Hover on a reference (SPEC 3.4): where the memory lives, its tags, last update and a
+preview; for a broken link, what is wrong and what would fix it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+
+from lsprotocol import types
+
+from memory_ls.core.document import iso
+from memory_ls.core.errors import MemoryStoreError
+from memory_ls.core.index import Entry
+from memory_ls.core.names import name_problem
+from memory_ls.core.navigation import did_you_mean
+from memory_ls.core.references import Reference
+from memory_ls.lsp.server import MemoryServer
+from memory_ls.lsp.targets import cursor_at, resolve, shown_path
+
+
+def register(server: MemoryServer) -> None:
+    """Register the hover provider."""
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: MemoryServer, params: types.HoverParams) -> types.Hover | None:
+        cursor = cursor_at(ls, params.text_document.uri, params.position)
+        if cursor.reference is None:
+            return None
+        text = await ls.in_store_thread(hover_text, ls, cursor.reference)
+        return types.Hover(
+            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
+            range=cursor.reference_range(ls),
+        )
+
+
+def hover_text(ls: MemoryServer, ref: Reference) -> str:
+    """The Markdown shown for a reference (blocking: reads the memory's metadata)."""
+    problem = name_problem(ref.name)
+    if problem:
+        return f"`{ref.target}` is not a valid memory name: {problem}."
+    entry = resolve(ls, ref)
+    if entry is None:
+        return _broken(ls, ref)
+    return _found(ls, entry)
+
+
+def _found(ls: MemoryServer, entry: Entry) -> str:
+    memory = entry.memory
+    metadata = ls.index.metadata(memory)
+    facts = [
+        f"**`{memory.name}`** · {memory.scope} memory in "
+        f"`{shown_path(ls, memory.folder.path)}`" + (" (read-only)" if memory.read_only else "")
+    ]
+    if metadata.tags:
+        facts.append("tags: " + ", ".join(f"`{tag}`" for tag in metadata.tags))
+    facts.append(f"updated {metadata.updated_at or _file_time(memory.path)}")
+    if entry.shadows:
+        facts.append("hides " + ", ".join(f"`{shown_path(ls, m.path)}`" for m in entry.shadows))
+    text = "  \n".join(facts)
+    if metadata.preview:
+        text += "\n\n---\n\n" + metadata.preview
+    return text
+
+
+def _file_time(path: str) -> str:
+    """The file's modification time, for memories without an `updated_at` (plain Markdown)."""
+    try:
+        stamp = dt.datetime.fromtimestamp(os.path.getmtime(path), dt.timezone.utc)
+    except OSError:
+        return "unknown"
+    return f"{iso(stamp)} (file time)"
+
+
+def _broken(ls: MemoryServer, ref: Reference) -> str:
+    where = "in the global folder" if ref.is_global else "in any memory folder"
+    lines = [f"**Broken link**: no memory named `{ref.name}` {where}."]
+    names = ls.index.names("global" if ref.is_global else None)
+    close = did_you_mean(ref.name, names)
+    if close:
+        lines.append("Did you mean " + " or ".join(f"`{name}`" for name in close) + "?")
+    try:
+        route = ls.store.route(ref.target)
+    except MemoryStoreError as error:
+        lines.append(f"It cannot be created: {error.message}")
+    else:
+        lines.append(f"Saving it would create `{shown_path(ls, route['path'])}`.")
+    return "\n\n".join(lines)

@@ -1,0 +1,50 @@
+"""Document links (SPEC 3.4): every reference that resolves links to its memory's file."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from memory_ls.core.references import find_references
+from memory_ls.lsp.server import MemoryServer
+from memory_ls.lsp.targets import file_uri, resolve, shown_path
+from memory_ls.lsp.text import client_range
+
+
+def register(server: MemoryServer) -> None:
+    """Register the document link provider."""
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)
+    async def document_link(
+        ls: MemoryServer, params: types.DocumentLinkParams
+    ) -> list[types.DocumentLink]:
+        text = ls.workspace.get_text_document(params.text_document.uri).source
+        return await ls.in_store_thread(links_in, ls, text, _tooltips(ls))
+
+
+def _tooltips(ls: MemoryServer) -> bool:
+    document = ls.client_capabilities.text_document
+    capability = document.document_link if document else None
+    return bool(capability and capability.tooltip_support)
+
+
+def links_in(ls: MemoryServer, text: str, tooltips: bool) -> list[types.DocumentLink]:
+    """A link for each resolving reference of a text; broken ones get none (diagnostics say why)."""
+    lines = text.split("\n")
+    links = []
+    for ref in find_references(text):
+        entry = resolve(ls, ref)
+        if entry is None:
+            continue
+        memory = entry.memory
+        links.append(
+            types.DocumentLink(
+                range=client_range(ls, lines, ref.line, ref.start, ref.line, ref.end),
+                target=file_uri(memory.path),
+                tooltip=(
+                    f"Open {memory.scope} memory {shown_path(ls, memory.path)}"
+                    if tooltips
+                    else None
+                ),
+            )
+        )
+    return links

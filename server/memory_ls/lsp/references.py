@@ -1,0 +1,67 @@
+"""Find references (SPEC 3.4) from a reference or from inside a memory file: every reference
+in every memory of every folder, and in the open Markdown documents of the workspace."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from lsprotocol import types
+
+from memory_ls.core.navigation import points_to
+from memory_ls.core.references import Reference
+from memory_ls.lsp.server import MemoryServer
+from memory_ls.lsp.targets import (
+    OpenText,
+    cursor_at,
+    file_start,
+    file_uri,
+    open_markdown,
+    search,
+    subject,
+    winner,
+)
+from memory_ls.lsp.text import client_range
+
+
+def register(server: MemoryServer) -> None:
+    """Register the references provider."""
+
+    @server.feature(types.TEXT_DOCUMENT_REFERENCES)
+    async def references(
+        ls: MemoryServer, params: types.ReferenceParams
+    ) -> list[types.Location] | None:
+        cursor = cursor_at(ls, params.text_document.uri, params.position)
+        memory = subject(ls, cursor)
+        declaration: list[types.Location] = []
+        matches: Callable[[Reference], bool]
+        if memory is not None:
+            matches, needle = points_to(memory, winner(ls, memory)), memory.name
+            if params.context.include_declaration:
+                declaration.append(types.Location(uri=file_uri(memory.path), range=file_start()))
+        elif cursor.reference is not None:
+            # A broken link: the other places that name the same missing memory.
+            target = cursor.reference.target
+            matches, needle = (lambda ref: ref.target == target), cursor.reference.name
+        else:
+            return None
+        found = await ls.in_store_thread(locations, ls, open_markdown(ls), matches, needle)
+        return declaration + found
+
+
+def locations(
+    ls: MemoryServer,
+    open_texts: Mapping[str, OpenText],
+    matches: Callable[[Reference], bool],
+    needle: str,
+) -> list[types.Location]:
+    """Where the matching references are (blocking: reads every memory file)."""
+    found: list[types.Location] = []
+    for item in search(ls, open_texts, matches, needle):
+        lines = item.lines
+        found.extend(
+            types.Location(
+                uri=item.uri, range=client_range(ls, lines, ref.line, ref.start, ref.line, ref.end)
+            )
+            for ref in item.refs
+        )
+    return found

@@ -1,0 +1,110 @@
+"""Symbols (SPEC 3.4): memories by name for the workspace (fuzzy), headings for a note."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from lsprotocol import types
+
+from memory_ls.core.navigation import Section, fuzzy_names, outline
+from memory_ls.lsp.server import MemoryServer
+from memory_ls.lsp.targets import file_start, file_uri, shown_path
+from memory_ls.lsp.text import client_range
+
+# Enough to scroll through, few enough to send at every keystroke of the query.
+MAX_WORKSPACE_SYMBOLS = 100
+# How editors show Markdown headings (VS Code's own Markdown support does the same).
+HEADING_KIND = types.SymbolKind.String
+
+
+def register(server: MemoryServer) -> None:
+    """Register the workspace and document symbol providers."""
+
+    @server.feature(types.WORKSPACE_SYMBOL)
+    async def workspace_symbol(
+        ls: MemoryServer, params: types.WorkspaceSymbolParams
+    ) -> list[types.WorkspaceSymbol]:
+        return await ls.in_store_thread(memory_symbols, ls, params.query)
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    def document_symbol(
+        ls: MemoryServer, params: types.DocumentSymbolParams
+    ) -> list[types.DocumentSymbol] | list[types.SymbolInformation]:
+        uri = params.text_document.uri
+        text = ls.workspace.get_text_document(uri).source
+        lines, sections = text.split("\n"), outline(text)
+        if _hierarchical(ls):
+            return [_tree(ls, lines, section) for section in sections]
+        return _flat(ls, uri, lines, sections, None)
+
+
+def memory_symbols(ls: MemoryServer, query: str) -> list[types.WorkspaceSymbol]:
+    """Memories whose names match a query, best first (blocking: ranks every name)."""
+    index = ls.index
+    symbols = []
+    for name in fuzzy_names(query, index.names(), MAX_WORKSPACE_SYMBOLS):
+        entry = index.lookup(name)
+        if entry is None:  # deleted since the names were listed
+            continue
+        memory = entry.memory
+        symbols.append(
+            types.WorkspaceSymbol(
+                name=name,
+                kind=types.SymbolKind.File,
+                location=types.Location(uri=file_uri(memory.path), range=file_start()),
+                container_name=f"{memory.scope} · {shown_path(ls, memory.folder.path)}",
+            )
+        )
+    return symbols
+
+
+def _hierarchical(ls: MemoryServer) -> bool:
+    document = ls.client_capabilities.text_document
+    capability = document.document_symbol if document else None
+    return bool(capability and capability.hierarchical_document_symbol_support)
+
+
+def _ranges(
+    ls: MemoryServer, lines: list[str], section: Section
+) -> tuple[types.Range, types.Range]:
+    """(the whole section, the heading's title) in client units."""
+    heading = section.heading
+    line = lines[heading.line]
+    start = max(line.find(heading.title), 0)
+    title = client_range(ls, lines, heading.line, start, heading.line, start + len(heading.title))
+    end = section.end_line
+    whole = client_range(ls, lines, heading.line, 0, end, len(lines[end].rstrip("\r")))
+    return whole, title
+
+
+def _tree(ls: MemoryServer, lines: list[str], section: Section) -> types.DocumentSymbol:
+    whole, title = _ranges(ls, lines, section)
+    return types.DocumentSymbol(
+        name=section.heading.title,
+        kind=HEADING_KIND,
+        range=whole,
+        selection_range=title,
+        children=[_tree(ls, lines, child) for child in section.children],
+    )
+
+
+def _flat(
+    ls: MemoryServer,
+    uri: str,
+    lines: list[str],
+    sections: Sequence[Section],
+    parent: str | None,
+) -> list[types.SymbolInformation]:
+    symbols = []
+    for section in sections:
+        whole, _title = _ranges(ls, lines, section)
+        symbols.append(
+            types.SymbolInformation(
+                name=section.heading.title,
+                kind=HEADING_KIND,
+                location=types.Location(uri=uri, range=whole),
+                container_name=parent,
+            )
+        )
+        symbols.extend(_flat(ls, uri, lines, section.children, section.heading.title))
+    return symbols

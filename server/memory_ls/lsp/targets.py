@@ -1,0 +1,160 @@
+"""What navigation works on: the reference or memory under the cursor, and the texts that
+may refer to a memory (every memory file, plus the open Markdown documents of the
+workspace, whose open text wins over the disk)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from lsprotocol import types
+from pygls.uris import from_fs_path, to_fs_path
+
+from memory_ls.core.index import Entry
+from memory_ls.core.navigation import reference_at, texts_with_references
+from memory_ls.core.references import Reference, find_references
+from memory_ls.core.store import MemoryFile
+from memory_ls.lsp.diagnostics import is_markdown
+from memory_ls.lsp.server import MemoryServer
+from memory_ls.lsp.text import client_range
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """A position in a document: its text, the reference there, and the document's memory."""
+
+    uri: str
+    lines: list[str]
+    line: int
+    column: int  # code points
+    reference: Reference | None
+    own: MemoryFile | None  # the memory this document is, if it is one
+
+    def reference_range(self, ls: MemoryServer) -> types.Range | None:
+        """The referenced name as written, in the client's units."""
+        ref = self.reference
+        if ref is None:
+            return None
+        return client_range(ls, self.lines, ref.line, ref.start, ref.line, ref.end)
+
+
+@dataclass(frozen=True)
+class OpenText:
+    """An open Markdown document as the editor has it."""
+
+    uri: str
+    path: str
+    text: str
+    version: int | None
+
+
+@dataclass(frozen=True)
+class FileRefs:
+    """The references of one file that matched a search."""
+
+    uri: str
+    path: str
+    text: str
+    version: int | None  # the open document's version; None for a file read from disk
+    refs: list[Reference]
+    memory: MemoryFile | None
+
+    @property
+    def lines(self) -> list[str]:
+        """The file's lines, for converting columns."""
+        return self.text.split("\n")
+
+
+def cursor_at(ls: MemoryServer, uri: str, position: types.Position) -> Cursor:
+    """What is at a client position of an open document."""
+    document = ls.workspace.get_text_document(uri)
+    lines = document.source.split("\n")
+    at = document.position_from_client_units(position)
+    path = to_fs_path(uri)
+    own = ls.index.memory_for(path) if path else None
+    found = reference_at(document.source, at.line, at.character)
+    return Cursor(uri, lines, at.line, at.character, found, own)
+
+
+def resolve(ls: MemoryServer, ref: Reference) -> Entry | None:
+    """The memory a reference resolves to (lookup order, SPEC 2.3)."""
+    if not ref.valid:
+        return None
+    return ls.index.lookup(ref.name, "global" if ref.is_global else None)
+
+
+def subject(ls: MemoryServer, cursor: Cursor) -> MemoryFile | None:
+    """The memory navigation is about: the referenced one, else the document's own."""
+    if cursor.reference is not None:
+        entry = resolve(ls, cursor.reference)
+        return entry.memory if entry is not None else None
+    own = cursor.own
+    if own is None or not own.valid:
+        return None
+    return own
+
+
+def winner(ls: MemoryServer, memory: MemoryFile) -> MemoryFile | None:
+    """What the memory's bare name resolves to (itself unless another file hides it)."""
+    entry = ls.index.lookup(memory.name)
+    return entry.memory if entry is not None else None
+
+
+def open_markdown(ls: MemoryServer) -> dict[str, OpenText]:
+    """The open Markdown documents of the workspace and of the memory folders, by path."""
+    found: dict[str, OpenText] = {}
+    inside = ls.root.rstrip(os.sep) + os.sep
+    for uri, document in list(ls.workspace.text_documents.items()):
+        path = to_fs_path(uri)
+        if not path or not is_markdown(uri, document.language_id):
+            continue
+        path = os.path.normpath(path)
+        if path.startswith(inside) or ls.config.owner_of(path) is not None:
+            found[path] = OpenText(uri, path, document.source, document.version)
+    return found
+
+
+def search(
+    ls: MemoryServer,
+    open_texts: Mapping[str, OpenText],
+    matches: Callable[[Reference], bool],
+    needle: str,
+) -> list[FileRefs]:
+    """Matching references in every memory file and open document (blocking: a store thread)."""
+    index = ls.index
+    memories = index.files() if index.scanned else ls.store.scan()
+    by_path = {memory.path: memory for memory in memories}
+    found: list[FileRefs] = []
+    for doc in open_texts.values():
+        if needle not in doc.text:
+            continue
+        refs = [ref for ref in find_references(doc.text) if matches(ref)]
+        if refs:
+            memory = by_path.get(doc.path) or index.memory_for(doc.path)
+            found.append(FileRefs(doc.uri, doc.path, doc.text, doc.version, refs, memory))
+    on_disk = [path for path in by_path if path not in open_texts]
+    for path, text, refs in texts_with_references(on_disk, matches, needle):
+        found.append(FileRefs(file_uri(path), path, text, None, refs, by_path[path]))
+    found.sort(key=lambda item: item.path)
+    return found
+
+
+def file_uri(path: str) -> str:
+    """The file URI of a path."""
+    return from_fs_path(path) or path
+
+
+def shown_path(ls: MemoryServer, path: str) -> str:
+    """A path for people: relative to the workspace, else under `~`, else absolute."""
+    relative = os.path.relpath(path, ls.root)
+    if not relative.startswith(".."):
+        return relative.replace(os.sep, "/")
+    home = os.path.expanduser("~")
+    return "~" + path[len(home) :] if path.startswith(home + os.sep) else path
+
+
+def file_start() -> types.Range:
+    """The start of a file, where a memory as a whole is located."""
+    start = types.Position(line=0, character=0)
+    return types.Range(start=start, end=start)
