@@ -29,7 +29,6 @@ from memory_ls.config import (
 from memory_ls.core.folders import StoreConfig, resolve_store_config
 from memory_ls.core.index import MemoryIndex
 from memory_ls.core.store import Store
-from memory_ls.lsp.protocol import MemoryProtocol
 
 SERVER_NAME = "memory-ls"
 # MEMORY_LS_LOG_LEVEL=INFO logs every message on stderr (the client's server log).
@@ -50,7 +49,6 @@ class MemoryServer(LanguageServer):
             SERVER_NAME,
             __version__,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
-            protocol_cls=MemoryProtocol,
         )
         self.cli_layer = cli
         self.init_layer = Layer(source=INITIALIZATION_OPTIONS_SOURCE, values={})
