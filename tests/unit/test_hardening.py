@@ -13,12 +13,14 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memory_ls.config import Settings
 from memory_ls.core.diagnostics import check_store
 from memory_ls.core.folders import resolve_store_config
 from memory_ls.core.fsio import is_temp_file
-from memory_ls.core.secrets import find_secrets
+from memory_ls.core.secrets import _PATTERNS, _PLACEHOLDER, SecretHit, find_secrets
 from memory_ls.core.store import Store
 
 
@@ -191,6 +193,56 @@ def test_secret_kinds_are_found(kind: str) -> None:
 @pytest.mark.parametrize("line", NOT_SECRETS)
 def test_placeholders_and_prose_are_not_secrets(line: str) -> None:
     assert list(find_secrets(line)) == []
+
+
+def _secrets_line_by_line(text: str) -> list[SecretHit]:
+    """Every pattern searched on every line: what the finders in find_secrets must equal."""
+    hits = []
+    for number, line in enumerate(text.split("\n")):
+        if len(line) < 8:
+            continue
+        for kind, pattern, _finders, _anchored in _PATTERNS:
+            match = pattern.search(line)
+            value = match.groupdict().get("value") if match else None
+            if match is None or (value is not None and _PLACEHOLDER.match(value)):
+                continue
+            hits.append(SecretHit(kind, number, match.start(), match.end()))
+            break
+    return hits
+
+
+_SECRET_PIECES = [
+    *SECRETS.values(),
+    *NOT_SECRETS,
+    *[
+        "x",
+        "_",
+        "-",
+        " ",
+        "=",
+        ": ",
+        "'",
+        "\n",
+        "AKIAKIA",
+        "sk-ant-",
+        "sk-proj-",
+        "eyJ",
+        ".",
+        "xoxa-",
+        "rk_live_",
+        "gho_",
+        "github_pat_",
+    ],
+    *["ApI_KeY", "pİvate", "ı", "ſecret", "Key", "api-Key", "AUTH_TOKEN", "pwd", "passwd"],
+    "abcdefghij0123456789ABCDEFGHIJ0123456789",
+]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(pieces=st.lists(st.sampled_from(_SECRET_PIECES), max_size=12))
+def test_secret_finders_miss_nothing_a_full_search_finds(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    assert list(find_secrets(text)) == _secrets_line_by_line(text)
 
 
 def test_possible_secret_in_project_memories_only_and_configurable(tmp_path: Path) -> None:
