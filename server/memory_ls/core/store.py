@@ -36,6 +36,7 @@ from memory_ls.core.errors import (
 from memory_ls.core.folders import Folder, StoreConfig
 from memory_ls.core.fsio import (
     atomic_write,
+    check_writable_path,
     ensure_folder,
     folder_lock,
     is_temp_file,
@@ -225,6 +226,8 @@ class Store:
                 "which is configured separately; choose another topic name."
             )
         _check_path_free(folder, name)
+        # A dry run (route) must refuse what the write would: a link on the way out.
+        check_writable_path(path, folder.real)
         return path, folder, routed_by
 
     def route(self, raw_name: object, scope: object = None) -> dict[str, Any]:
