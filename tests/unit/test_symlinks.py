@@ -103,3 +103,15 @@ def test_global_folder_link_out_is_refused(ws: Workspace) -> None:
     with ws.refuses("outside-store"):
         store.save("global/g", "pwned")
     assert (outside / "target.md").read_text() == TARGET
+
+
+def test_a_scanned_file_replaced_by_a_link_out_is_not_read(
+    ws: Workspace, linked: tuple[Store, Path]
+) -> None:
+    store, outside = linked
+    (real,) = [m for m in store.scan() if m.name == "real"]
+    assert store.load(real).body == "real\n"  # a scanned file: read without realpath
+    os.unlink(real.path)
+    os.symlink(outside / "target.md", real.path)
+    with pytest.raises(MemoryStoreError):
+        store.load(real)  # the same entry, now a link: the containment check refuses it

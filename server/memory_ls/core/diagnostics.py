@@ -72,6 +72,12 @@ def _unknown_prefix_message(prefix: str, additional: Sequence[Folder], subject: 
     )
 
 
+def _may_have_prefix(name: str) -> bool:
+    """Whether a name can have an ALL-CAPS routing prefix (most names start lowercase)."""
+    # The same test caps_prefixes starts with, done first because it is cheap.
+    return "A" <= name[:1] <= "Z" and not has_topic(name)
+
+
 def reference_diagnostics(
     path: str, refs: Iterable[Reference], config: StoreConfig, index: NameIndex
 ) -> list[Diagnostic]:
@@ -100,7 +106,7 @@ def reference_diagnostics(
                     data={"name": ref.name, "isGlobal": ref.is_global},
                 )
             )
-        if not ref.is_global and not has_topic(ref.name):
+        if not ref.is_global and _may_have_prefix(ref.name):
             prefix = unknown_prefix(ref.name, config.additional)
             if prefix:
                 found.append(
@@ -158,7 +164,7 @@ def memory_diagnostics(
         found.append(
             Diagnostic(memory.path, line, 0, line, 0, "invalid-frontmatter", doc.problem.message)
         )
-    if problem is None and memory.scope == "project" and not has_topic(memory.name):
+    if problem is None and memory.scope == "project" and _may_have_prefix(memory.name):
         prefix = unknown_prefix(memory.name, config.additional)
         if prefix:
             found.append(

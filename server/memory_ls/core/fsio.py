@@ -136,10 +136,18 @@ def read_utf8(path: str) -> str | None:
         return None
 
 
-def read_text(path: str) -> str:
-    """Read a memory's text; invalid UTF-8 is replaced rather than failing the read."""
-    with open(path, "rb") as handle:
-        data = handle.read()
+def read_text(path: str, *, follow_links: bool = True) -> str:
+    """Read a memory's text; invalid UTF-8 is replaced rather than failing the read.
+
+    With `follow_links` false a symbolic link is refused (OSError, errno ELOOP).
+    """
+    if follow_links:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    else:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        with open(fd, "rb") as handle:
+            data = handle.read()
     return data.decode("utf-8", errors="replace")
 
 

@@ -82,25 +82,38 @@ class SecretHit:
     end: int
 
 
+# Each distinct finder once (with whether it is looked for in the lowercased text), and
+# the patterns it serves: a short memory costs a few string searches, not a regex per line.
+_FOLDS = tuple(bool(pattern.flags & re.IGNORECASE) for _kind, pattern, _f, _a in _PATTERNS)
+
+
+def _finder_table() -> dict[tuple[Finder, bool], list[int]]:
+    table: dict[tuple[Finder, bool], list[int]] = {}
+    for index, (_kind, _pattern, finders, _anchored) in enumerate(_PATTERNS):
+        for finder in finders:
+            table.setdefault((finder, _FOLDS[index]), []).append(index)
+    return table
+
+
+_FINDERS = _finder_table()
+
+
 def find_secrets(text: str, first_line: int = 0) -> Iterator[SecretHit]:
     """Lines of `text` that look like they hold a credential, one hit per line at most."""
     folded = _fold(text)
-    found: dict[tuple[Finder, bool], list[int]] = {}
     # Which patterns may match on which line (0-based within `text`).
     candidates: dict[int, set[int]] = {}
     starts: list[int] = []
     lines: list[str] = []
-    for index, (_kind, pattern, finders, _anchored) in enumerate(_PATTERNS):
-        fold = bool(pattern.flags & re.IGNORECASE)
-        for finder in finders:
-            key = (finder, fold)
-            if key not in found:
-                found[key] = _occurrences(finder, folded if fold else text)
-            if found[key] and not starts:
+    for (finder, fold), indexes in _FINDERS.items():
+        haystack = folded if fold else text
+        if isinstance(finder, str) and finder not in haystack:
+            continue
+        for at in _occurrences(finder, haystack):
+            if not starts:
                 lines = text.split("\n")
                 starts = [0, *itertools.accumulate(len(line) + 1 for line in lines)]
-            for at in found[key]:
-                candidates.setdefault(bisect.bisect_right(starts, at) - 1, set()).add(index)
+            candidates.setdefault(bisect.bisect_right(starts, at) - 1, set()).update(indexes)
     for number in sorted(candidates):
         line = lines[number]
         if len(line) < 8:
@@ -109,7 +122,7 @@ def find_secrets(text: str, first_line: int = 0) -> Iterator[SecretHit]:
         for index in sorted(candidates[number]):
             kind, pattern, finders, anchored = _PATTERNS[index]
             if anchored:
-                haystack = folded_line if pattern.flags & re.IGNORECASE else line
+                haystack = folded_line if _FOLDS[index] else line
                 match = _match_at_finders(pattern, line, haystack, finders)
             else:
                 match = pattern.search(line)

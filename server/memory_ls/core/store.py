@@ -6,10 +6,12 @@ always agree on what exists; listings come from a directory scan.
 
 from __future__ import annotations
 
+import errno
+import functools
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from memory_ls.core.document import (
@@ -54,6 +56,8 @@ SCOPES = ("project", "global", "all")
 DEFAULT_SEARCH_LIMIT = 50
 # Listings and search skip files this many times over maxMemoryBytes (bounded work).
 LISTING_READ_LIMIT = 4
+# Reading a scanned file without following a link that replaced it since the scan.
+_NO_FOLLOW = hasattr(os, "O_NOFOLLOW")
 
 
 @dataclass(frozen=True)
@@ -63,8 +67,11 @@ class MemoryFile:
     name: str  # as on disk, relative to its folder, without `.md`
     path: str
     folder: Folder
+    # Found by a directory scan as a regular file, not a symbolic link: it is inside its
+    # folder, so reading it needs no realpath check (a link put there since is refused).
+    scanned_file: bool = field(default=False, compare=False, repr=False)
 
-    @property
+    @functools.cached_property
     def valid(self) -> bool:
         """Whether the file's name follows the naming rules."""
         return is_valid_name(self.name)
@@ -316,6 +323,12 @@ class Store:
 
     def load(self, memory: MemoryFile) -> Document:
         """Parse a memory file (refusing files whose real location is outside the folder)."""
+        if memory.scanned_file and _NO_FOLLOW:
+            try:
+                return parse_document(read_text(memory.path, follow_links=False))
+            except OSError as exc:
+                if exc.errno != errno.ELOOP:
+                    raise
         if not is_within(memory.path, memory.folder.real):
             raise OutsideStore(f"{memory.path} leads outside its memory folder.")
         return parse_document(read_text(memory.path))
@@ -680,28 +693,35 @@ def scan_folder(folder: Folder, skip: Iterable[str] = ()) -> list[MemoryFile]:
     while pending:
         directory, prefix = pending.pop()
         try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+            with os.scandir(directory) as listing:
+                entries = sorted(listing, key=_entry_name)
         except OSError:
             continue
         for entry in entries:
             name = entry.name
             try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-                is_link = entry.is_symlink()
+                # d_type answers these without a system call, except on a few file systems.
+                if entry.is_dir(follow_symlinks=False):
+                    if not name.startswith(".") and entry.path not in skip_set:
+                        pending.append((entry.path, f"{prefix}{name}/"))
+                    continue
+                if not name.endswith(".md") or (name[0] == "." and is_temp_file(name)):
+                    continue
+                if entry.is_file(follow_symlinks=False):
+                    found.append(MemoryFile(f"{prefix}{name[:-3]}", entry.path, folder, True))
+                elif (
+                    entry.is_symlink()
+                    and os.path.isfile(entry.path)
+                    and is_within(entry.path, folder.real)
+                ):
+                    found.append(MemoryFile(f"{prefix}{name[:-3]}", entry.path, folder))
             except OSError:
                 continue
-            if is_dir:
-                if not name.startswith(".") and entry.path not in skip_set:
-                    pending.append((entry.path, f"{prefix}{name}/"))
-                continue
-            if not name.endswith(".md") or is_temp_file(name):
-                continue
-            if is_link and not (os.path.isfile(entry.path) and is_within(entry.path, folder.real)):
-                continue
-            if not is_link and not entry.is_file(follow_symlinks=False):
-                continue
-            found.append(MemoryFile(f"{prefix}{name[:-3]}", entry.path, folder))
     return found
+
+
+def _entry_name(entry: os.DirEntry[str]) -> str:
+    return entry.name
 
 
 def _document_for_save(
