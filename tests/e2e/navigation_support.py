@@ -4,8 +4,10 @@ and tells the server what changed on disk."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -50,6 +52,28 @@ def span(session: Session, text: str, needle: str, start: str | None = None) -> 
     )
 
 
+async def code_actions(
+    session: Session, params: types.CodeActionParams
+) -> list[types.CodeAction | types.Command]:
+    """textDocument/codeAction, read as an editor reads the answer."""
+    protocol = session.client.protocol
+    msg_id = str(uuid.uuid4())
+    answer = protocol.send_request(types.TEXT_DOCUMENT_CODE_ACTION, params, msg_id=msg_id)
+    # lsprotocol reads every code action that carries a command as a Command (its union
+    # hook only looks for a "command" key) and loses the action. Take the raw JSON and tell
+    # the two apart by the type of "command", as the LSP specification has clients do.
+    protocol._result_types[msg_id] = None
+    raw = await asyncio.wrap_future(answer)
+    converter = protocol._converter
+    actions: list[types.CodeAction | types.Command] = []
+    for item in raw or []:
+        if isinstance(item.get("command"), str):
+            actions.append(converter.structure(item, types.Command))
+        else:
+            actions.append(converter.structure(item, types.CodeAction))
+    return actions
+
+
 def _code_points(line: str, units: int, kind: str) -> int:
     """A column in the client's units as a code-point index of the line."""
     if kind == "utf-32":
@@ -86,12 +110,22 @@ class Editor:
     def __init__(self, session: Session) -> None:
         self.session = session
         self.documents: dict[Path, tuple[str, int]] = {}
+        # How many publications there were when each document was opened (a document
+        # opened again starts again at version 1).
+        self.opened_at: dict[Path, int] = {}
 
     def open(self, path: Path, text: str | None = None) -> str:
         """Open a file (its disk text unless given); return its URI."""
         content = path.read_text(encoding="utf-8") if text is None else text
         self.documents[path] = (content, 1)
+        self.opened_at[path] = len(self.session.published)
         return self.session.open(str(path), content)
+
+    def publications(self, path: Path) -> list[types.PublishDiagnosticsParams]:
+        """Diagnostics published for the open document's current version."""
+        uri, version = path.as_uri(), self.version(path)
+        since = self.session.published[self.opened_at.get(path, 0) :]
+        return [p for p in since if p.uri == uri and p.version == version]
 
     def close(self, path: Path) -> None:
         """Close a document (unsaved text is dropped)."""

@@ -327,7 +327,7 @@ async def test_document_symbols_are_the_headings_as_a_tree(server: Session) -> N
     tree = [item for item in result if isinstance(item, types.DocumentSymbol)]
     assert len(tree) == len(result)
 
-    def shape(symbols: list[types.DocumentSymbol]) -> list[object]:
+    def shape(symbols: Sequence[types.DocumentSymbol]) -> list[object]:
         return [
             (s.name, s.range.start.line, s.range.end.line, shape(s.children or [])) for s in symbols
         ]

@@ -37,6 +37,15 @@ def test_reference_at_covers_brackets_and_backticks_only() -> None:
     assert reference_at(text, 1, 4) is None
 
 
+def test_reference_at_ignores_frontmatter_and_fenced_code() -> None:
+    text = "---\nsee: '[[meta]]'\n---\n```\n[[code]]\n```\n[[real]]\n"
+    assert reference_at(text, 1, 8) is None
+    assert reference_at(text, 4, 3) is None
+    found = reference_at(text, 6, 3)
+    assert found is not None and (found.name, found.line) == ("real", 6)
+    assert reference_at(text, 99, 0) is None
+
+
 def test_headings_skip_frontmatter_and_code() -> None:
     text = "---\ntitle: '# no'\n---\n# Title\n\n```\n# not a heading\n```\n## Sub ##\n#hashtag\n"
     assert [(h.level, h.title, h.line) for h in headings(text)] == [(1, "Title", 3), (2, "Sub", 8)]

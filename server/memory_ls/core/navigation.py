@@ -16,7 +16,12 @@ from memory_ls.core.errors import Exists, ReadOnly
 from memory_ls.core.folders import Folder
 from memory_ls.core.fsio import read_utf8
 from memory_ls.core.names import GLOBAL_PREFIX, MEM_PREFIX, caps_prefixes, is_valid_name
-from memory_ls.core.references import Reference, find_references, iter_lines_outside_code
+from memory_ls.core.references import (
+    Reference,
+    find_references,
+    iter_lines_outside_code,
+    references_in_line,
+)
 from memory_ls.core.routing import routing_prefixes
 from memory_ls.core.store import MemoryFile, MovePlan, Store
 
@@ -42,9 +47,19 @@ class Located:
 
 def reference_at(text: str, line: int, column: int) -> Reference | None:
     """The reference whose brackets or backticks contain the cursor (code-point column)."""
-    for ref in find_references(text):
-        if ref.line == line and ref.full_start <= column <= ref.full_end:
-            return ref
+    raw, body, body_line = split_frontmatter(text)
+    if raw is None:
+        body, body_line = text, 0
+    # Only the cursor's line is parsed; the lines before it only say whether it is code.
+    for number, content in iter_lines_outside_code(body, body_line):
+        if number < line:
+            continue
+        if number > line:
+            return None  # the cursor's line is in fenced code
+        for ref in references_in_line(content, number):
+            if ref.full_start <= column <= ref.full_end:
+                return ref
+        return None
     return None
 
 

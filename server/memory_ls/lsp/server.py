@@ -152,6 +152,7 @@ class MemoryServer(LanguageServer):
 def build_server(cli: Layer) -> MemoryServer:
     """A server with every feature registered."""
     from memory_ls.lsp import (
+        code_actions,
         commands,
         completion,
         configuration,
@@ -162,6 +163,7 @@ def build_server(cli: Layer) -> MemoryServer:
         lifecycle,
         links,
         references,
+        rename,
         symbols,
         watching,
     )
@@ -180,6 +182,8 @@ def build_server(cli: Layer) -> MemoryServer:
         links,
         references,
         symbols,
+        rename,
+        code_actions,
     ):
         feature.register(server)
     return server

@@ -27,15 +27,23 @@ def register(server: MemoryServer) -> None:
         return await ls.in_store_thread(memory_symbols, ls, params.query)
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    def document_symbol(
+    async def document_symbol(
         ls: MemoryServer, params: types.DocumentSymbolParams
     ) -> list[types.DocumentSymbol] | list[types.SymbolInformation]:
         uri = params.text_document.uri
         text = ls.workspace.get_text_document(uri).source
-        lines, sections = text.split("\n"), outline(text)
-        if _hierarchical(ls):
-            return [_tree(ls, lines, section) for section in sections]
-        return _flat(ls, uri, lines, sections, None)
+        # A long note takes a while to outline: not on the event loop.
+        return await ls.in_store_thread(heading_symbols, ls, uri, text)
+
+
+def heading_symbols(
+    ls: MemoryServer, uri: str, text: str
+) -> list[types.DocumentSymbol] | list[types.SymbolInformation]:
+    """The headings of a text, nested where the client shows a tree."""
+    lines, sections = text.split("\n"), outline(text)
+    if _hierarchical(ls):
+        return [_tree(ls, lines, section) for section in sections]
+    return _flat(ls, uri, lines, sections, None)
 
 
 def memory_symbols(ls: MemoryServer, query: str) -> list[types.WorkspaceSymbol]:

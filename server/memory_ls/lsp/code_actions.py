@@ -1,0 +1,191 @@
+"""Quick fixes for diagnostics (SPEC 3.4): move a `misrouted` memory where its name routes,
+create the memory behind a `broken-link`, and "did you mean" for a `broken-link` (closest
+names) or an `unknown-prefix` (closest routing prefixes).
+
+The move is a RenameFile in a workspace edit, planned by the store's move rules: the
+name does not change, so no reference needs rewriting, and the editor moves the open
+document along with the file (a command moving it behind the editor's back would leave
+an open buffer on a deleted path). Clients without file renames get the memory.move
+command instead. Creating runs memory.save, so the new file is routed, written and
+indexed exactly like any other save.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from memory_ls.core.errors import MemoryStoreError
+from memory_ls.core.navigation import (
+    Replacement,
+    did_you_mean,
+    name_span,
+    plan_move_of,
+    prefix_suggestions,
+)
+from memory_ls.core.references import Reference, find_references
+from memory_ls.lsp.diagnostics import SOURCE
+from memory_ls.lsp.edits import FileEdit, can_rename_files, workspace_edit
+from memory_ls.lsp.server import MemoryServer
+from memory_ls.lsp.targets import shown_path
+
+QUICK_FIX = types.CodeActionKind.QuickFix
+FIXABLE = frozenset({"misrouted", "broken-link", "unknown-prefix"})
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The document the fixes are computed on."""
+
+    uri: str
+    text: str
+    version: int | None
+    client_lines: list[str]  # as pygls keeps them, for converting positions
+
+    @property
+    def lines(self) -> list[str]:
+        """The text's lines without line ends."""
+        return self.text.split("\n")
+
+
+def register(server: MemoryServer) -> None:
+    """Register the quick-fix provider."""
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[QUICK_FIX]),
+    )
+    async def code_action(
+        ls: MemoryServer, params: types.CodeActionParams
+    ) -> list[types.CodeAction] | None:
+        only = params.context.only
+        if only and not any(kind in ("", QUICK_FIX) for kind in only):
+            return None
+        ours = [d for d in params.context.diagnostics if d.source == SOURCE and d.code in FIXABLE]
+        if not ours:
+            return None
+        document = ls.workspace.get_text_document(params.text_document.uri)
+        snapshot = Snapshot(document.uri, document.source, document.version, list(document.lines))
+        return await ls.in_store_thread(quick_fixes, ls, snapshot, ours) or None
+
+
+def quick_fixes(
+    ls: MemoryServer, doc: Snapshot, diagnostics: Sequence[types.Diagnostic]
+) -> list[types.CodeAction]:
+    """The fixes for the given diagnostics; one action per distinct fix (blocking)."""
+    offered: dict[str, types.CodeAction] = {}
+    for diagnostic in diagnostics:
+        for key, action in _fixes(ls, doc, diagnostic):
+            known = offered.get(key)
+            if known is None:
+                offered[key] = action
+            elif known.diagnostics is not None:
+                # `[[FEATUER_x]]` is both a broken link and an unknown prefix: one fix for both.
+                known.diagnostics = [*known.diagnostics, diagnostic]
+    return list(offered.values())
+
+
+def _fixes(
+    ls: MemoryServer, doc: Snapshot, diagnostic: types.Diagnostic
+) -> Iterator[tuple[str, types.CodeAction]]:
+    if diagnostic.code == "misrouted":
+        yield from _move(ls, doc, diagnostic)
+        return
+    ref = _reference(ls, doc, diagnostic)
+    if ref is None:
+        return
+    if diagnostic.code == "broken-link":
+        yield from _create(ls, ref, diagnostic)
+        scope = "global" if ref.is_global else None
+        close = did_you_mean(ref.name, ls.index.names(scope))
+        for position, name in enumerate(close):
+            yield _replace(ls, doc, ref, name, diagnostic, preferred=position == 0)
+    elif not ref.is_global:
+        for name in prefix_suggestions(ref.name, ls.config.additional):
+            yield _replace(ls, doc, ref, name, diagnostic, preferred=False)
+
+
+def _reference(ls: MemoryServer, doc: Snapshot, diagnostic: types.Diagnostic) -> Reference | None:
+    """The reference a diagnostic was published for, if the text still has it there."""
+    codec = ls.workspace.position_codec
+    at = codec.position_from_client_units(doc.client_lines, diagnostic.range.start)
+    data: Any = diagnostic.data
+    named = data.get("name") if isinstance(data, dict) else None
+    for ref in find_references(doc.text):
+        if ref.line == at.line and ref.start == at.character:
+            return ref if named in (None, ref.name) else None
+    return None
+
+
+def _move(
+    ls: MemoryServer, doc: Snapshot, diagnostic: types.Diagnostic
+) -> Iterator[tuple[str, types.CodeAction]]:
+    path = to_fs_path(doc.uri)
+    memory = ls.index.memory_for(path) if path else None
+    if memory is None:
+        return
+    try:
+        plan = plan_move_of(ls.store, memory, memory.name)
+    except MemoryStoreError:
+        return  # e.g. a file of that name is already there: no safe move to offer
+    title = f"Move {memory.name} to {shown_path(ls, plan.folder.path)}"
+    action = types.CodeAction(
+        title=title, kind=QUICK_FIX, diagnostics=[diagnostic], is_preferred=True
+    )
+    if can_rename_files(ls):
+        action.edit = workspace_edit(ls, [], [(memory.path, plan.target)])
+    else:
+        arguments = {"name": memory.name, "newName": memory.name, "scope": memory.scope}
+        action.command = types.Command(title=title, command="memory.move", arguments=[arguments])
+    yield f"move:{memory.path}", action
+
+
+def _create(
+    ls: MemoryServer, ref: Reference, diagnostic: types.Diagnostic
+) -> Iterator[tuple[str, types.CodeAction]]:
+    if not ref.valid:
+        return
+    try:
+        route = ls.store.route(ref.target)
+    except MemoryStoreError:
+        return  # routed to a read-only folder, or no global folder: nothing can create it
+    title = f"Create memory {ref.target} in {shown_path(ls, route['folder'])}"
+    yield (
+        f"create:{ref.target}",
+        types.CodeAction(
+            title=title,
+            kind=QUICK_FIX,
+            diagnostics=[diagnostic],
+            command=types.Command(
+                title=title, command="memory.save", arguments=[{"name": ref.target, "content": ""}]
+            ),
+        ),
+    )
+
+
+def _replace(
+    ls: MemoryServer,
+    doc: Snapshot,
+    ref: Reference,
+    name: str,
+    diagnostic: types.Diagnostic,
+    preferred: bool,
+) -> tuple[str, types.CodeAction]:
+    """Put `name` in place of the referenced name (its `global/` or `.md` kept)."""
+    lines = doc.lines
+    start, end = name_span(lines[ref.line], ref)
+    edit = FileEdit(doc.uri, doc.version, lines, [Replacement(ref.line, start, end, name)])
+    return (
+        f"replace:{ref.line}:{start}:{name}",
+        types.CodeAction(
+            title=f"Change to {name}",
+            kind=QUICK_FIX,
+            diagnostics=[diagnostic],
+            is_preferred=preferred or None,
+            edit=workspace_edit(ls, [edit]),
+        ),
+    )
