@@ -8,9 +8,13 @@ orchestration when the configuration or the store changes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import os
+import sys
+import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -29,6 +33,7 @@ from memory_ls.config import (
 from memory_ls.core.folders import StoreConfig, resolve_store_config
 from memory_ls.core.index import MemoryIndex
 from memory_ls.core.store import Store
+from memory_ls.lsp.protocol import MemoryProtocol
 
 SERVER_NAME = "memory-ls"
 # MEMORY_LS_LOG_LEVEL=INFO logs every message on stderr (the client's server log).
@@ -36,6 +41,9 @@ LOG_LEVEL_ENV = "MEMORY_LS_LOG_LEVEL"
 # Store calls get their own threads: pygls reads stdin on its thread pool, and slow
 # disk work there could starve message reading (see notes/pygls-2.md).
 STORE_WORKERS = 4
+# When the session ends, store work still running gets this long before the process exits
+# anyway (the client expects the server gone within two seconds).
+EXIT_GRACE_SECONDS = 1.0
 
 logger = logging.getLogger(__name__)
 Result = TypeVar("Result")
@@ -49,6 +57,7 @@ class MemoryServer(LanguageServer):
             SERVER_NAME,
             __version__,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=MemoryProtocol,
         )
         self.cli_layer = cli
         self.init_layer = Layer(source=INITIALIZATION_OPTIONS_SOURCE, values={})
@@ -203,3 +212,25 @@ def serve(cli: Layer, tcp: tuple[str, int] | None = None) -> None:
             server.start_tcp(*tcp)
     finally:
         server.store_pool.shutdown(wait=False, cancel_futures=True)
+    exit_without_waiting(EXIT_GRACE_SECONDS)
+
+
+def exit_without_waiting(grace: float) -> None:
+    """Give work in other threads `grace` seconds to finish, then exit without them.
+
+    Python waits for every worker thread at exit, and a store call waiting for another
+    process's lock would keep a server whose client is gone alive for a minute. An
+    interrupted write leaves the old memory intact (writes are atomic).
+    """
+    current = threading.current_thread()
+    deadline = time.monotonic() + grace
+    for thread in threading.enumerate():
+        if thread is not current and not thread.daemon:
+            thread.join(max(0.0, deadline - time.monotonic()))
+    if any(t is not current and not t.daemon and t.is_alive() for t in threading.enumerate()):
+        logger.warning("exiting with store work unfinished after %.1fs", grace)
+        logging.shutdown()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):  # closed with the session
+                stream.flush()
+        os._exit(0)
