@@ -263,6 +263,11 @@ def text_diagnostics(
     `text` is None for a file too large to read; binary text is not searched for links.
     """
     found: list[Diagnostic] = []
+    limit = READ_LIMIT_FACTOR * config.max_memory_bytes
+    if text is not None and size is None and len(text) * 4 > limit:
+        size = len(text.encode("utf-8", "surrogatepass"))
+    if size is not None and size > limit:
+        text = None  # far too large: only `too-large`, as `check` reports it (bounded work)
     readable = text is not None and encoding_problem is None
     if memory is not None:
         doc = parse_document(text) if readable and text is not None else None
@@ -286,6 +291,20 @@ def text_diagnostics(
     if readable and text is not None:
         found.extend(reference_diagnostics(path, find_references(text), config, index))
     return found
+
+
+def editor_encoding_problem(path: str, text: str, max_memory_bytes: int) -> str | None:
+    """What is wrong with the encoding of the file behind an editor's text, if anything.
+
+    Editors show bytes that are not UTF-8 as U+FFFD and keep NULs, so the file is read
+    only when its text holds one of those.
+    """
+    if "\ufffd" not in text and "\x00" not in text:
+        return None
+    try:
+        return read_for_check(path, max_memory_bytes)[2]
+    except OSError:
+        return None
 
 
 def secret_diagnostics(path: str, text: str) -> list[Diagnostic]:

@@ -19,7 +19,7 @@ from memory_ls.core.diagnostics import NameIndex
 from memory_ls.core.document import iso, parse_document
 from memory_ls.core.folders import Folder, StoreConfig
 from memory_ls.core.fsio import is_temp_file, is_within, read_text
-from memory_ls.core.store import MemoryFile, Store
+from memory_ls.core.store import LISTING_READ_LIMIT, MemoryFile, Store
 
 PREVIEW_MAX_LINES = 20
 PREVIEW_MAX_CHARS = 1500
@@ -384,7 +384,11 @@ class MemoryIndex:
         stamp = known[1] if known is not None else _stamp(memory.path)
         if cached is not None and cached[0] == stamp:
             return cached[1]
-        parsed = read_metadata(memory.path)
+        if stamp is not None and stamp.size > LISTING_READ_LIMIT * self.config.max_memory_bytes:
+            # Far over the limit (a pasted log, a binary): listed, never read (bounded memory).
+            parsed = Metadata(size=stamp.size)
+        else:
+            parsed = read_metadata(memory.path)
         if stamp is not None:
             with self._lock:
                 if memory.path in self._files:

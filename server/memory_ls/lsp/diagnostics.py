@@ -9,7 +9,12 @@ from collections.abc import Sequence
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from memory_ls.core.diagnostics import Diagnostic, apply_severities, text_diagnostics
+from memory_ls.core.diagnostics import (
+    Diagnostic,
+    apply_severities,
+    editor_encoding_problem,
+    text_diagnostics,
+)
 from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.text import client_range
 
@@ -123,8 +128,17 @@ class Publisher:
         path = to_fs_path(uri) or ""
         index = ls.index
         memory = index.memory_for(path) if path else None
+        encoding = (
+            editor_encoding_problem(path, text, ls.config.max_memory_bytes) if memory else None
+        )
         found = text_diagnostics(
-            ls.config, index.name_index(), path, text, memory, index.shadowed_by()
+            ls.config,
+            index.name_index(),
+            path,
+            text,
+            memory,
+            index.shadowed_by(),
+            encoding_problem=encoding,
         )
         return apply_severities(found, ls.config.severities)
 
