@@ -339,3 +339,31 @@ async def test_document_symbols_are_the_headings_as_a_tree(server: Session) -> N
     deeper = tree[0].children[0].children[0]  # type: ignore[index]
     assert deeper.selection_range == span(server, OUTLINE, "Deeper 😀")
     assert tree[1].range.end.character == server.units("end")
+
+
+async def test_closed_files_are_read_from_disk_and_missing_ones_are_empty(
+    server: Session,
+) -> None:
+    ws = server.workspace
+    closed = ws.path(".serena/memories/linker.md").as_uri()
+    at = position(server, LINKER, "[[FEATURE_checkout]]", 3)
+    assert "shared/feature" in markdown(await hover(server, closed, at))
+    missing = ws.path("notes/never_written.md").as_uri()
+    assert await hover(server, missing, types.Position(line=0, character=0)) is None
+    links = await server.client.text_document_document_link_async(
+        types.DocumentLinkParams(text_document=doc_id(missing))
+    )
+    assert not links
+
+
+async def test_capabilities_advertise_every_navigation_feature(server: Session) -> None:
+    assert server.initialized is not None
+    capabilities = server.initialized.capabilities
+    assert capabilities.hover_provider and capabilities.definition_provider
+    assert capabilities.references_provider and capabilities.document_symbol_provider
+    assert capabilities.workspace_symbol_provider
+    assert capabilities.document_link_provider == types.DocumentLinkOptions(resolve_provider=False)
+    assert capabilities.rename_provider == types.RenameOptions(prepare_provider=True)
+    code_actions = capabilities.code_action_provider
+    assert isinstance(code_actions, types.CodeActionOptions)
+    assert list(code_actions.code_action_kinds or ()) == [types.CodeActionKind.QuickFix]

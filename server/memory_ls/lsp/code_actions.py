@@ -31,7 +31,7 @@ from memory_ls.core.references import Reference, find_references
 from memory_ls.lsp.diagnostics import SOURCE
 from memory_ls.lsp.edits import FileEdit, can_rename_files, workspace_edit
 from memory_ls.lsp.server import MemoryServer
-from memory_ls.lsp.targets import shown_path
+from memory_ls.lsp.targets import document_text, shown_path
 
 QUICK_FIX = types.CodeActionKind.QuickFix
 FIXABLE = frozenset({"misrouted", "broken-link", "unknown-prefix"})
@@ -44,7 +44,6 @@ class Snapshot:
     uri: str
     text: str
     version: int | None
-    client_lines: list[str]  # as pygls keeps them, for converting positions
 
     @property
     def lines(self) -> list[str]:
@@ -68,8 +67,9 @@ def register(server: MemoryServer) -> None:
         ours = [d for d in params.context.diagnostics if d.source == SOURCE and d.code in FIXABLE]
         if not ours:
             return None
-        document = ls.workspace.get_text_document(params.text_document.uri)
-        snapshot = Snapshot(document.uri, document.source, document.version, list(document.lines))
+        uri = params.text_document.uri
+        text, version = document_text(ls, uri)
+        snapshot = Snapshot(uri, text, version)
         return await ls.in_store_thread(quick_fixes, ls, snapshot, ours) or None
 
 
@@ -112,7 +112,7 @@ def _fixes(
 def _reference(ls: MemoryServer, doc: Snapshot, diagnostic: types.Diagnostic) -> Reference | None:
     """The reference a diagnostic was published for, if the text still has it there."""
     codec = ls.workspace.position_codec
-    at = codec.position_from_client_units(doc.client_lines, diagnostic.range.start)
+    at = codec.position_from_client_units(doc.lines, diagnostic.range.start)
     data: Any = diagnostic.data
     named = data.get("name") if isinstance(data, dict) else None
     for ref in find_references(doc.text):

@@ -8,7 +8,7 @@ from lsprotocol import types
 
 from memory_ls.core.navigation import Section, fuzzy_names, outline
 from memory_ls.lsp.server import MemoryServer
-from memory_ls.lsp.targets import file_start, file_uri, shown_path
+from memory_ls.lsp.targets import document_text, file_start, file_uri, shown_path
 from memory_ls.lsp.text import client_range
 
 # Enough to scroll through, few enough to send at every keystroke of the query.
@@ -31,7 +31,7 @@ def register(server: MemoryServer) -> None:
         ls: MemoryServer, params: types.DocumentSymbolParams
     ) -> list[types.DocumentSymbol] | list[types.SymbolInformation]:
         uri = params.text_document.uri
-        text = ls.workspace.get_text_document(uri).source
+        text, _version = document_text(ls, uri)
         # A long note takes a while to outline: not on the event loop.
         return await ls.in_store_thread(heading_symbols, ls, uri, text)
 

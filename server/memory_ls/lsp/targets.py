@@ -66,14 +66,24 @@ class FileRefs:
         return self.text.split("\n")
 
 
-def cursor_at(ls: MemoryServer, uri: str, position: types.Position) -> Cursor:
-    """What is at a client position of an open document."""
+def document_text(ls: MemoryServer, uri: str) -> tuple[str, int | None]:
+    """A document's text and version: the open text, else the file's; empty if unreadable."""
     document = ls.workspace.get_text_document(uri)
-    lines = document.source.split("\n")
-    at = document.position_from_client_units(position)
+    try:
+        return document.source, document.version
+    except (OSError, ValueError):  # not open, and gone or not UTF-8 on disk
+        return "", None
+
+
+def cursor_at(ls: MemoryServer, uri: str, position: types.Position) -> Cursor:
+    """What is at a client position of a document."""
+    text, _version = document_text(ls, uri)
+    # Lines split as the core splits them (on "\n" only), so line numbers agree.
+    lines = text.split("\n")
+    at = ls.workspace.position_codec.position_from_client_units(lines, position)
     path = to_fs_path(uri)
     own = ls.index.memory_for(path) if path else None
-    found = reference_at(document.source, at.line, at.character)
+    found = reference_at(text, at.line, at.character)
     return Cursor(uri, lines, at.line, at.character, found, own)
 
 
