@@ -12,7 +12,7 @@ indexed exactly like any other save.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,8 +78,9 @@ def quick_fixes(
 ) -> list[types.CodeAction]:
     """The fixes for the given diagnostics; one action per distinct fix (blocking)."""
     offered: dict[str, types.CodeAction] = {}
+    refs = {(ref.line, ref.start): ref for ref in find_references(doc.text)}
     for diagnostic in diagnostics:
-        for key, action in _fixes(ls, doc, diagnostic):
+        for key, action in _fixes(ls, doc, refs, diagnostic):
             known = offered.get(key)
             if known is None:
                 offered[key] = action
@@ -90,12 +91,15 @@ def quick_fixes(
 
 
 def _fixes(
-    ls: MemoryServer, doc: Snapshot, diagnostic: types.Diagnostic
+    ls: MemoryServer,
+    doc: Snapshot,
+    refs: Mapping[tuple[int, int], Reference],
+    diagnostic: types.Diagnostic,
 ) -> Iterator[tuple[str, types.CodeAction]]:
     if diagnostic.code == "misrouted":
         yield from _move(ls, doc, diagnostic)
         return
-    ref = _reference(ls, doc, diagnostic)
+    ref = _reference(ls, doc, refs, diagnostic)
     if ref is None:
         return
     if diagnostic.code == "broken-link":
@@ -109,16 +113,20 @@ def _fixes(
             yield _replace(ls, doc, ref, name, diagnostic, preferred=False)
 
 
-def _reference(ls: MemoryServer, doc: Snapshot, diagnostic: types.Diagnostic) -> Reference | None:
+def _reference(
+    ls: MemoryServer,
+    doc: Snapshot,
+    refs: Mapping[tuple[int, int], Reference],
+    diagnostic: types.Diagnostic,
+) -> Reference | None:
     """The reference a diagnostic was published for, if the text still has it there."""
     codec = ls.workspace.position_codec
     at = codec.position_from_client_units(doc.lines, diagnostic.range.start)
+    ref = refs.get((at.line, at.character))
     data: Any = diagnostic.data
     named = data.get("name") if isinstance(data, dict) else None
-    for ref in find_references(doc.text):
-        if ref.line == at.line and ref.start == at.character:
-            return ref if named in (None, ref.name) else None
-    return None
+    # A diagnostic from an older version of the text may sit on another reference now.
+    return ref if ref is not None and named in (None, ref.name) else None
 
 
 def _move(
