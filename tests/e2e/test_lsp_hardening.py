@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from e2e_support import SERVER_ENV, Session, Workspace, make_workspace, session, write_file
+from lsprotocol import types
 
 pytestmark = pytest.mark.asyncio
 
@@ -341,3 +342,52 @@ async def test_bad_files_are_indexed_and_diagnosed_without_crash_hang_or_memory_
     with capfd.disabled():
         print(captured.out)
     assert "Traceback" not in captured.err, captured.err[-3000:]
+
+
+# ----- secrets: possible-secret in project memories, configurable -------------------------
+
+TOKEN_LINE = "Deploy with token ghp_1234567890abcdefghijklmnopqrstuvwxyzAB please."
+
+
+def secret_diagnostics(server: Session, uri: str) -> list[types.Diagnostic]:
+    """The `possible-secret` diagnostics last published for a document."""
+    return [d for d in server.client.diagnostics.get(uri, ()) if d.code == "possible-secret"]
+
+
+async def test_possible_secret_is_published_for_project_memories_and_configurable(
+    workspace: Workspace,
+) -> None:
+    text = f"# Deploy\n\n{TOKEN_LINE}\npassword = <your password here>\n"
+    workspace.write(".serena/memories/deploy.md", text)
+    personal = write_file(workspace.global_folder / "mine.md", text)
+    async with session(workspace) as server:
+        uri = server.open(".serena/memories/deploy.md")
+        await server.wait_for_codes(uri, lambda codes: "possible-secret" in codes)
+        (secret,) = secret_diagnostics(server, uri)  # the placeholder is not a secret
+        assert secret.severity == types.DiagnosticSeverity.Warning
+        assert secret.source == "memory-ls"
+        assert secret.range.start == types.Position(line=2, character=TOKEN_LINE.index("ghp_"))
+        assert "GitHub token" in secret.message and "rotate" in secret.message
+
+        # Global memories are personal, never committed: no warning there.
+        global_uri = server.open(str(personal))
+        await server.wait_for_codes(global_uri, lambda _codes: True)
+        assert secret_diagnostics(server, global_uri) == []
+
+        # Typing a key into another project memory is caught as it is typed.
+        other = server.open(".serena/memories/style_guide.md")
+        await server.wait_for_codes(other, lambda codes: "possible-secret" not in codes)
+        server.replace_text(other, "# Style\naws key AKIAIOSFODNN7EXAMPLE\n", version=2)
+        await server.wait_for_codes(other, lambda codes: "possible-secret" in codes)
+
+        server.change_configuration({"diagnostics": {"possible-secret": "information"}})
+        await server.wait_for_codes(
+            uri,
+            lambda _codes: (
+                [d.severity for d in secret_diagnostics(server, uri)]
+                == [types.DiagnosticSeverity.Information]
+            ),
+        )
+        server.change_configuration({"diagnostics": {"possible-secret": "off"}})
+        await server.wait_for_codes(uri, lambda codes: "possible-secret" not in codes)
+        await server.wait_for_codes(other, lambda codes: "possible-secret" not in codes)
