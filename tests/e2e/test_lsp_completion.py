@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import AsyncIterator
 
+import attrs
 import pytest
 import pytest_asyncio
 from e2e_support import CLIENTS, CURSOR, Session, Workspace, make_workspace, session
@@ -46,10 +47,22 @@ def labels(result: types.CompletionList) -> list[str]:
 
 
 def item(result: types.CompletionList, label: str) -> types.CompletionItem:
-    """The item with a label."""
+    """The item with a label, the list's shared edit range applied as a client applies it."""
     found = [i for i in result.items if i.label == label]
     assert len(found) == 1, labels(result)
-    return found[0]
+    shared = result.item_defaults.edit_range if result.item_defaults else None
+    if shared is None or found[0].text_edit is not None:
+        return found[0]
+    # LSP 3.17 itemDefaults: the item carries its text; where it goes is said once.
+    new_text = found[0].text_edit_text or label
+    edit: types.TextEdit | types.InsertReplaceEdit
+    if isinstance(shared, types.Range):
+        edit = types.TextEdit(range=shared, new_text=new_text)
+    else:
+        edit = types.InsertReplaceEdit(
+            new_text=new_text, insert=shared.insert, replace=shared.replace
+        )
+    return attrs.evolve(found[0], text_edit=edit)
 
 
 def edit_of(server: Session, completion: types.CompletionItem) -> types.TextEdit:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory_ls.config import FolderSetting, Settings
+from memory_ls.core import index as index_module
 from memory_ls.core.folders import StoreConfig, resolve_store_config
 from memory_ls.core.index import MemoryIndex, make_preview
 from memory_ls.core.store import Store
@@ -230,3 +232,106 @@ def test_previews_are_cut_to_size() -> None:
     long = "\n".join(f"line {n}" for n in range(50))
     assert make_preview(long).endswith("line 19\n\n…")
     assert len(make_preview("x" * 5000)) < 1600
+
+
+def _expected_prefix(names: list[str], typed: str) -> list[str]:
+    """Prefix matches as the index ranks them: exact case first, each kind sorted."""
+    matches = sorted(
+        (n for n in names if n.casefold().startswith(typed.casefold())),
+        key=lambda n: (n.casefold(), n),
+    )
+    return sorted(matches, key=lambda n: not n.startswith(typed))
+
+
+def _in_order(typed: str, name: str) -> bool:
+    letters = iter(name.casefold())
+    return all(letter in letters for letter in typed.casefold())
+
+
+_WORDS = st.sampled_from(["a", "A", "b", "B", "ab", "Ab", "x_", "log", "LOG", "in", "flow", "_"])
+_NAME_SETS = st.lists(st.lists(_WORDS, min_size=1, max_size=4).map("".join), max_size=40)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    first=_NAME_SETS,
+    later=_NAME_SETS,
+    gone=st.lists(st.integers(0, 39), max_size=10),
+    typed=st.lists(_WORDS, max_size=3).map("".join),
+    limit=st.integers(1, 12),
+)
+def test_completion_lookups_agree_with_a_brute_force_search(
+    first: list[str], later: list[str], gone: list[int], typed: str, limit: int
+) -> None:
+    view = index_module._SortedNames(sorted((n.casefold(), n) for n in set(first)))
+    view.fuzzy("zz", 1, set())  # the fuzzy text is built now; later changes are its delta
+    for name in later:
+        view.add(name)
+    names = sorted(set(first) | set(later))
+    for at in gone:
+        if at < len(names):
+            view.discard(names[at])
+    names = [n for i, n in enumerate(names) if i not in gone]
+    assert view.names == sorted(names, key=lambda n: (n.casefold(), n))
+    expected = _expected_prefix(names, typed)
+    assert view.with_prefix(typed, limit) == (expected[:limit], len(expected))
+    if len(typed) < 2:
+        return
+    fuzzy = view.fuzzy(typed, limit, set())
+    assert len(fuzzy) == len(set(fuzzy)) <= limit and set(fuzzy) <= set(names)
+    holding = {n for n in names if typed.casefold() in n.casefold()}
+    # Names holding the text come first; the letters-in-order and typo ones after them.
+    if len(holding) >= limit:
+        assert set(fuzzy) <= holding and len(fuzzy) == limit
+    else:
+        assert set(fuzzy[: len(holding)]) == holding
+    in_order = [n for n in names if _in_order(typed, n)]
+    if len(in_order) <= min(limit, index_module.FUZZY_WINDOW_NAMES):
+        assert set(in_order) <= set(fuzzy)
+
+
+def test_completion_offers_prefixes_then_inner_words_letters_in_order_and_typos(
+    tmp_path: Path,
+) -> None:
+    config = make_config(tmp_path)
+    primary = Path(config.primary.path)
+    for name in ("auth/login_flow", "login_notes", "Login_old", "style_guide", "deploy_steps"):
+        write(primary / f"{name}.md")
+    index = fresh(config)
+    assert index.complete_names("log", limit=10) == (
+        ["login_notes", "Login_old", "auth/login_flow"],
+        False,
+    )
+    assert index.complete_names("lgnflw", limit=10)[0] == ["auth/login_flow"]
+    assert index.complete_names("stlye", limit=10)[0] == ["style_guide"]  # one typo
+    assert index.complete_names("qqqzzz", limit=10) == ([], False)
+    assert index.complete_names("", limit=2) == (["auth/login_flow", "deploy_steps"], True)
+    assert index.names_with_prefix("lo", limit=1) == ["login_notes"]
+
+
+def test_facts_are_cached_on_disk_by_path_size_and_time(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    primary = Path(config.primary.path)
+    write(primary / "kept.md", "---\ntags: [one]\n---\n# Kept\n")
+    changed = write(primary / "changed.md", "---\ntags: [two]\n---\n# Changed\n")
+    old = time.time() - 60  # not "racy": older than a modification-time tick could hide
+    for path in primary.glob("*.md"):
+        os.utime(path, (old, old))
+    cache = tmp_path / "cache" / "facts.jsonl"
+    index = fresh(config)
+    assert index.warm(cache_path=str(cache)) == 2
+    lines = cache.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 3  # the version, then one line per file
+    # A cached fact is used as long as the file keeps its size and time: proven by
+    # planting a tag in the cache that the file does not have.
+    cache.write_text(cache.read_text(encoding="utf-8").replace('"one"', '"planted"'))
+    write(changed, "---\ntags: [three, four]\n---\n# Changed, and longer\n")
+    again = fresh(config)
+    again.warm(cache_path=str(cache))
+    assert again.tag_counts() == {"planted": 1, "three": 1, "four": 1}
+    # A file written just now is not cached: its time could hide the next write.
+    assert all("changed.md" not in line for line in cache.read_text().splitlines())
+    cache.write_text("not json\n")
+    broken = fresh(config)
+    broken.warm(cache_path=str(cache))  # an unreadable cache is ignored
+    assert broken.tag_counts() == {"one": 1, "three": 1, "four": 1}

@@ -168,10 +168,15 @@ def remove_leftovers(directory: str) -> int:
     return removed
 
 
+def user_cache_dir() -> Path:
+    """memory-ls's directory in the user's cache (XDG_CACHE_HOME), never in memory folders."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "memory-ls"
+
+
 def _lock_dir() -> Path:
     """Where cross-process lock files live: the user's cache, never the memory folders."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    path = Path(base) / "memory-ls" / "locks"
+    path = user_cache_dir() / "locks"
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError:

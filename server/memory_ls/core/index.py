@@ -1,28 +1,63 @@
 """An in-memory index of a store's memories, for completion and diagnostics in a server.
 
-Names come from a directory scan (cheap); metadata (tags, dates, a preview) is parsed
-lazily or in the background and cached by path, modification time and size. Each file
-event updates one path (or one directory subtree), never the whole store. Thread-safe:
-a watcher thread, a background indexer and the event loop share one index.
+Names come from a directory scan (no file is opened). Per scope they are kept sorted
+case-insensitively, so a prefix lookup is two bisections and a slice, O(log n + k), and
+each file event updates one path (or one directory subtree), never the whole store.
+Facts for listings (tags, update time) are parsed in the background and kept in a cache
+in the user's cache directory, keyed by path, size and modification time, for the next
+start; previews are read when asked for. Thread-safe: a watcher thread, a background
+indexer and the event loop share one index.
 """
 
 from __future__ import annotations
 
 import bisect
+import collections
+import contextlib
+import gc
+import hashlib
+import itertools
+import json
+import operator
 import os
+import re
 import stat
+import tempfile
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
 
 from memory_ls.core.diagnostics import NameIndex
 from memory_ls.core.document import iso, parse_document
 from memory_ls.core.folders import Folder, StoreConfig
-from memory_ls.core.fsio import is_temp_file, is_within, read_text
+from memory_ls.core.fsio import is_temp_file, is_within, read_text, user_cache_dir
 from memory_ls.core.store import LISTING_READ_LIMIT, MemoryFile, Store
 
 PREVIEW_MAX_LINES = 20
 PREVIEW_MAX_CHARS = 1500
+# Previews are read when a popup asks; the most recent are kept (a preview per memory of
+# a large store would cost more memory than the rest of the index).
+PREVIEW_CACHE_ENTRIES = 512
+# Beyond the prefix matches, typed text is also looked for inside names and as letters
+# in order; typos are tried as one-letter edits of the prefix, for texts this long.
+TYPO_MIN_CHARS = 3
+TYPO_MAX_CHARS = 32
+_TYPO_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789_-./ "
+# Letters typed in order are looked for in at most this many names per request.
+FUZZY_WINDOW_NAMES = 5000
+# The joined text the fuzzy scans search is rebuilt after this many names came or went
+# (meanwhile the changed names are checked one by one).
+FUZZY_REBUILD_CHANGES = 1000
+# A cached fact younger than this is not trusted on the next start: a write within the
+# same modification-time tick could have kept the size (as git treats "racy" entries).
+RACY_SECONDS = 2.0
+FACTS_CACHE_VERSION = 1
+# While the first indexing runs, tag counts are recounted at most this often.
+TAG_RECOUNT_SECONDS = 1.0
+_HIGHEST = "\U0010ffff"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -41,6 +76,16 @@ class Metadata:
     updated_at: str | None = None
     preview: str = ""
     size: int = 0
+
+
+@dataclass(frozen=True)
+class _Facts:
+    """What listings need of one version of a file (the preview is read on demand)."""
+
+    stamp: Stamp
+    tags: tuple[str, ...]
+    updated_at: str | None
+    size: int
 
 
 @dataclass(frozen=True)
@@ -81,18 +126,6 @@ class Entry:
         return self.memory.name
 
 
-@dataclass
-class _Derived:
-    """Views rebuilt at most once per index generation."""
-
-    generation: int
-    names: NameIndex
-    shadowed_by: dict[str, MemoryFile] = field(default_factory=dict)
-    # Per scope (None = all): valid names sorted case-insensitively, and casefolded.
-    sorted_names: dict[str | None, list[str]] = field(default_factory=dict)
-    folded_names: dict[str | None, list[str]] = field(default_factory=dict)
-
-
 def _stamp(path: str) -> Stamp | None:
     try:
         info = os.stat(path)
@@ -126,6 +159,199 @@ def read_metadata(path: str) -> Metadata:
     )
 
 
+class _FuzzyText:
+    """One scope's casefolded names joined by newlines, for C-speed substring scans."""
+
+    def __init__(self, folded: Sequence[str], names: Sequence[str]) -> None:
+        self.text = "\n" + "\n".join(folded) + "\n"
+        self.names = tuple(names)
+        # starts[i] is where name i begins in the text; starts[-1] is the text's end.
+        self.starts = list(itertools.accumulate((len(f) + 1 for f in folded), initial=1))
+
+    def hits(self, find: Callable[[str, int, int], int], lines: range) -> Iterator[str]:
+        """Names of `lines` (in order) in whose line `find(text, start, end)` finds something."""
+        if not lines:
+            return
+        end = self.starts[lines.stop] - 1
+        at = find(self.text, self.starts[lines.start], end)
+        while at >= 0:
+            line = bisect.bisect_right(self.starts, at) - 1
+            yield self.names[line]
+            at = find(self.text, self.starts[line + 1], end)
+
+
+class _SortedNames:
+    """The valid names of one scope, sorted by (casefolded, exact) for prefix lookups."""
+
+    def __init__(
+        self, pairs: Sequence[tuple[str, str]] = (), exact: list[str] | None = None
+    ) -> None:
+        # `pairs` are (casefolded, name), sorted; `exact` the same names sorted, if known.
+        self.folded = [folded for folded, _ in pairs]
+        self.names = [name for _, name in pairs]
+        # The same names in code-point order: how many match a prefix with its exact case.
+        self.exact = sorted(self.names) if exact is None else exact
+        self._fuzzy: _FuzzyText | None = None
+        self._added: list[str] = []  # since the fuzzy text was built
+        self._removed: set[str] = set()
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def _position(self, name: str) -> tuple[int, bool]:
+        folded = name.casefold()
+        low = bisect.bisect_left(self.folded, folded)
+        high = bisect.bisect_right(self.folded, folded, low)
+        at = bisect.bisect_left(self.names, name, low, high)
+        return at, at < high and self.names[at] == name
+
+    def add(self, name: str) -> None:
+        """Add a name (no-op when present)."""
+        at, present = self._position(name)
+        if present:
+            return
+        self.folded.insert(at, name.casefold())
+        self.names.insert(at, name)
+        bisect.insort(self.exact, name)
+        if self._fuzzy is not None:
+            if name in self._removed:
+                self._removed.discard(name)
+            else:
+                self._added.append(name)
+
+    def discard(self, name: str) -> None:
+        """Remove a name (no-op when absent)."""
+        at, present = self._position(name)
+        if not present:
+            return
+        del self.folded[at]
+        del self.names[at]
+        del self.exact[bisect.bisect_left(self.exact, name)]
+        if self._fuzzy is not None:
+            if name in self._added:
+                self._added.remove(name)
+            else:
+                self._removed.add(name)
+
+    def with_prefix(self, prefix: str, limit: int) -> tuple[list[str], int]:
+        """Up to `limit` names starting with `prefix` ignoring case, exact-case ones first,
+        and how many there are in all."""
+        folded = prefix.casefold()
+        low = bisect.bisect_left(self.folded, folded)
+        high = bisect.bisect_left(self.folded, folded + _HIGHEST, low)
+        total = high - low
+        exact = bisect.bisect_left(self.exact, prefix + _HIGHEST) - bisect.bisect_left(
+            self.exact, prefix
+        )
+        if exact in (0, total):  # one kind only: sorted order is the ranked order
+            return self.names[low : min(high, low + limit)], total
+        # Mixed cases: exact-case matches first, each kind in sorted order (C-level filters
+        # that stop as soon as they have enough).
+        window = self.names[low:high]
+        exact_case = operator.methodcaller("startswith", prefix)
+        first = list(itertools.islice(filter(exact_case, window), min(limit, exact)))
+        other = itertools.islice(itertools.filterfalse(exact_case, window), limit - len(first))
+        return first + list(other), total
+
+    def fuzzy(self, typed: str, limit: int, skip: set[str]) -> list[str]:
+        """Up to `limit` names (none of `skip`) holding `typed` ignoring case: as a
+        substring, then as letters in order, then as a prefix with one typo."""
+        folded = typed.casefold()
+        if "\n" in folded:
+            return []
+        found: list[str] = []
+        seen = set(skip)
+
+        def take(names: Iterable[str]) -> bool:
+            for name in names:
+                if name not in seen and name not in self._removed:
+                    seen.add(name)
+                    found.append(name)
+                    if len(found) >= limit:
+                        return True
+            return False
+
+        text = self._fuzzy_text()
+        added = list(self._added)
+        everything = range(len(text.names))
+        if take(text.hits(lambda t, at, end: t.find(folded, at, end), everything)):
+            return found
+        if take(n for n in added if folded in n.casefold()):
+            return found
+        # Letters in order: a regex, much slower per name than a substring search, so it
+        # runs over a window of names from where the typed text sorts (then wrapping).
+        in_order = re.compile(
+            re.escape(folded[0])
+            + "".join(f"[^\\n{re.escape(c)}]*{re.escape(c)}" for c in folded[1:])
+        )
+        # (The text may predate names added since: positions are clamped to it.)
+        first = min(bisect.bisect_left(self.folded, folded), len(everything))
+        last = first + FUZZY_WINDOW_NAMES
+        for window in (
+            range(first, min(last, len(everything))),
+            range(min(first, max(0, last - len(everything)))),  # wrapped round
+        ):
+            if take(
+                text.hits(lambda t, at, end: _match_start(in_order.search(t, at, end)), window)
+            ):
+                return found
+        if take(n for n in added if in_order.search(n.casefold())):
+            return found
+        # Typos are looked for when no name starts with the typed text. One at position i
+        # keeps the letters before it: no name starts with those, no variant changing
+        # position i or later can match.
+        keep = len(folded)
+        while keep and not self._folded_count(folded[:keep]):
+            keep -= 1
+        if TYPO_MIN_CHARS <= len(folded) <= TYPO_MAX_CHARS and keep < len(folded):
+            for variant in _one_typo(folded, keep):
+                if take(self._with_folded_prefix(variant, limit - len(found))):
+                    break
+        return found
+
+    def _folded_count(self, folded: str) -> int:
+        low = bisect.bisect_left(self.folded, folded)
+        return bisect.bisect_left(self.folded, folded + _HIGHEST, low) - low
+
+    def _with_folded_prefix(self, folded: str, limit: int) -> list[str]:
+        """Up to `limit` names whose casefolded form starts with `folded`, in sorted order."""
+        low = bisect.bisect_left(self.folded, folded)
+        high = bisect.bisect_left(self.folded, folded + _HIGHEST, low, min(low + limit, len(self)))
+        return self.names[low:high]
+
+    def _fuzzy_text(self) -> _FuzzyText:
+        if self._fuzzy is None or len(self._added) + len(self._removed) > FUZZY_REBUILD_CHANGES:
+            self._fuzzy = _FuzzyText(self.folded, self.names)
+            self._added, self._removed = [], set()
+        return self._fuzzy
+
+
+def _match_start(match: re.Match[str] | None) -> int:
+    return -1 if match is None else match.start()
+
+
+def _one_typo(word: str, keep: int) -> Iterator[str]:
+    """`word` with one letter dropped, two neighbours swapped, or one letter changed, at
+    position `keep` or before."""
+    seen = {word}
+    positions = range(min(keep + 1, len(word)))
+    candidates = itertools.chain(
+        (word[:i] + word[i + 1 :] for i in positions),
+        (word[:i] + word[i + 1] + word[i] + word[i + 2 :] for i in positions if i + 1 < len(word)),
+        (word[:i] + c + word[i + 1 :] for i in positions for c in _TYPO_ALPHABET),
+    )
+    for candidate in candidates:
+        if candidate and candidate not in seen:
+            seen.add(candidate)
+            yield candidate
+
+
+def facts_cache_path(config: StoreConfig) -> str:
+    """Where the facts of this store's files are cached between starts."""
+    key = "\n".join(folder.path for folder in config.folders).encode("utf-8", "surrogateescape")
+    return str(user_cache_dir() / "index" / f"{hashlib.sha256(key).hexdigest()[:32]}.jsonl")
+
+
 class MemoryIndex:
     """The memories of one store configuration, kept current by per-path updates."""
 
@@ -133,13 +359,25 @@ class MemoryIndex:
         self.config = config
         self._lock = threading.RLock()
         self._order = {folder.path: rank for rank, folder in enumerate(config.folders)}
-        self._files: dict[str, tuple[MemoryFile, Stamp]] = {}
-        self._by_name: dict[str, list[MemoryFile]] = {}
-        # Valid names sorted by (casefolded, exact), for case-insensitive prefix lookup.
-        self._sorted: list[tuple[str, str]] = []
-        self._metadata: dict[str, tuple[Stamp, Metadata]] = {}
+        # Path -> (file, stamp); the stamp is None until the file is first looked at.
+        self._files: dict[str, tuple[MemoryFile, Stamp | None]] = {}
+        self._by_name: dict[str, list[MemoryFile]] = {}  # valid names, in lookup order
+        # Names per scope: every name sorted; per scope, the set of names and (built on
+        # first use, then kept current) the scope's own sorted names.
+        self._views: dict[str | None, _SortedNames | None] = {
+            None: _SortedNames(),
+            "project": None,
+            "global": None,
+        }
+        self._in_scope: dict[str, set[str]] = {"project": set(), "global": set()}
+        self._shadowed: dict[str, MemoryFile] = {}
+        self._facts: dict[str, _Facts] = {}
+        self._previews: collections.OrderedDict[str, tuple[Stamp, str]] = collections.OrderedDict()
         self._generation = 0
-        self._derived: _Derived | None = None
+        self._facts_generation = 0
+        self._snapshots: dict[tuple[str, str | None], tuple[int, object]] = {}
+        self._tag_counts: tuple[tuple[int, int], float, dict[str, int]] | None = None
+        self._warming = False
         self._scanned = threading.Event()
 
     # ----- building and updating -------------------------------------------------------
@@ -156,20 +394,37 @@ class MemoryIndex:
 
     def scan(self) -> int:
         """Read every folder's directory tree (no file contents); return the file count."""
+        # Cycle collection would walk the heap again and again while 100,000 objects are
+        # made that hold no cycles; it runs once when the scan is done.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._scan()
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _scan(self) -> int:
         found = Store(self.config).scan()
-        stamped = [(memory, _stamp(memory.path)) for memory in found]
+        by_name: dict[str, list[MemoryFile]] = {}
+        in_scope: dict[str, set[str]] = {"project": set(), "global": set()}
+        for memory in found:  # folder by folder in lookup order, so each list is ranked
+            if memory.valid:
+                by_name.setdefault(memory.name, []).append(memory)
+                in_scope[memory.folder.scope].add(memory.name)
+        every = _SortedNames(sorted((name.casefold(), name) for name in by_name))
         with self._lock:
-            self._files = {m.path: (m, s) for m, s in stamped if s is not None}
-            self._by_name = {}
-            for memory, _ in self._files.values():
-                if memory.valid:
-                    self._by_name.setdefault(memory.name, []).append(memory)
-            for files in self._by_name.values():
-                files.sort(key=self._rank)
-            self._sorted = sorted((name.casefold(), name) for name in self._by_name)
+            self._files = {memory.path: (memory, None) for memory in found}
+            self._by_name = by_name
+            self._in_scope = in_scope
+            self._views = {None: every, "project": None, "global": None}
+            self._shadowed = {
+                hidden.path: files[0] for files in by_name.values() for hidden in files[1:]
+            }
+            self._facts = {p: f for p, f in self._facts.items() if p in self._files}
             self._generation += 1
         self._scanned.set()
-        return len(stamped)
+        return len(found)
 
     def update_path(self, path: str) -> Update:
         """Bring one changed path (file or directory, created, changed or gone) up to date."""
@@ -235,9 +490,10 @@ class MemoryIndex:
         if os.path.islink(path):
             if not (os.path.isfile(path) and is_within(path, folder.real)):
                 return None
-        elif not os.path.isfile(path):
+            return MemoryFile(name, path, folder)
+        if not os.path.isfile(path):
             return None
-        return MemoryFile(name, path, folder)
+        return MemoryFile(name, path, folder, scanned_file=True)
 
     def _rank(self, memory: MemoryFile) -> int:
         return self._order.get(memory.folder.path, len(self._order))
@@ -253,10 +509,10 @@ class MemoryIndex:
             return Update(modified=(memory.name,))
         if memory.valid:
             files = self._by_name.setdefault(memory.name, [])
-            if not files:
-                bisect.insort(self._sorted, (memory.name.casefold(), memory.name))
+            before = list(files)
             files.append(memory)
             files.sort(key=self._rank)
+            self._name_changed(memory.name, before)
         return Update(added=(memory.name,))
 
     def _remove(self, paths: Iterable[str]) -> Update:
@@ -267,28 +523,75 @@ class MemoryIndex:
             if known is None:
                 continue
             memory = known[0]
-            self._metadata.pop(path, None)
+            if self._facts.pop(path, None) is not None:
+                self._facts_generation += 1
+            self._previews.pop(path, None)
             removed.append(memory.name)
             files = self._by_name.get(memory.name)
             if files is not None:
+                before = list(files)
                 files[:] = [f for f in files if f.path != path]
                 if not files:
                     del self._by_name[memory.name]
-                    key = (memory.name.casefold(), memory.name)
-                    at = bisect.bisect_left(self._sorted, key)
-                    if at < len(self._sorted) and self._sorted[at] == key:
-                        del self._sorted[at]
+                self._name_changed(memory.name, before)
         if removed:
             self._generation += 1
         return Update(removed=tuple(removed))
 
+    def _name_changed(self, name: str, before: list[MemoryFile]) -> None:
+        """Bring the views, scopes and shadows of one name up to date (lock held)."""
+        after = self._by_name.get(name, [])
+        for hidden in before[1:]:
+            self._shadowed.pop(hidden.path, None)
+        for hidden in after[1:]:
+            self._shadowed[hidden.path] = after[0]
+        for scope in (None, "project", "global"):
+            was = any(scope is None or f.scope == scope for f in before)
+            now = any(scope is None or f.scope == scope for f in after)
+            if was == now:
+                continue
+            if scope is not None:
+                (self._in_scope[scope].add if now else self._in_scope[scope].discard)(name)
+            view = self._views[scope]
+            if view is not None:
+                (view.add if now else view.discard)(name)
+
+    def _view(self, scope: str | None) -> _SortedNames:
+        """The sorted names of a scope (lock held); a scope's own is made on first use."""
+        view = self._views[scope]
+        if view is None:
+            every = self._views[None]
+            assert every is not None and scope is not None
+            wanted = self._in_scope[scope]
+            view = _SortedNames(
+                [pair for pair in zip(every.folded, every.names, strict=True) if pair[1] in wanted],
+                [name for name in every.exact if name in wanted],
+            )
+            self._views[scope] = view
+        return view
+
     # ----- lookup ----------------------------------------------------------------------
+
+    def wait_scanned(self, timeout: float) -> bool:
+        """Wait until the first scan has finished (at most `timeout` seconds)."""
+        return self._scanned.wait(timeout)
 
     def lookup(self, name: str, scope: str | None = None) -> Entry | None:
         """The memory a name resolves to (lookup order, SPEC 2.3), with what it shadows."""
         with self._lock:
             files = [f for f in self._by_name.get(name, ()) if scope is None or f.scope == scope]
         return Entry(files[0], tuple(files[1:])) if files else None
+
+    def lookup_all(self, names: Iterable[str], scope: str | None = None) -> list[Entry | None]:
+        """`lookup` of each name, under one hold of the lock."""
+        found: list[Entry | None] = []
+        with self._lock:
+            for name in names:
+                files = self._by_name.get(name, ())
+                if scope is not None:
+                    files = [f for f in files if f.scope == scope]
+                found.append(Entry(files[0], tuple(files[1:])) if files else None)
+        return found
 
     def entries(self, scope: str | None = None) -> list[Entry]:
         """Every resolved memory (one per name), sorted by name."""
@@ -301,28 +604,39 @@ class MemoryIndex:
 
     def names(self, scope: str | None = None) -> Sequence[str]:
         """Valid names with a file in the scope (None: any), sorted case-insensitively."""
-        return self._derive().sorted_names[scope]
+        return self._snapshot("names", scope, lambda: tuple(self._view(scope).names))
 
     def folded_names(self, scope: str | None = None) -> Sequence[str]:
         """`names(scope)` casefolded, position by position (for fuzzy matching)."""
-        return self._derive().folded_names[scope]
+        return self._snapshot("folded", scope, lambda: tuple(self._view(scope).folded))
 
-    def names_with_prefix(self, prefix: str, scope: str | None = None) -> list[str]:
+    def names_with_prefix(
+        self, prefix: str, scope: str | None = None, limit: int | None = None
+    ) -> list[str]:
         """Names that start with `prefix`, ignoring case; exact-case matches first."""
-        folded = prefix.casefold()
         with self._lock:
-            start = bisect.bisect_left(self._sorted, (folded, ""))
-            found = []
-            for key, name in self._sorted[start:]:
-                if not key.startswith(folded):
-                    break
-                found.append(name)
-        if scope is not None:
-            in_scope = self._derive().names
-            wanted = in_scope.global_ if scope == "global" else in_scope.project
-            found = [name for name in found if name in wanted]
-        found.sort(key=lambda name: not name.startswith(prefix))
-        return found
+            view = self._view(scope)
+            return view.with_prefix(prefix, len(view) if limit is None else limit)[0]
+
+    def complete_names(
+        self, typed: str, scope: str | None = None, limit: int = 100
+    ) -> tuple[list[str], bool]:
+        """Up to `limit` names for typed text, best first, and whether more would match.
+
+        Prefix matches (exact case first), then for two characters or more names holding
+        the text, or its letters in order, or the prefix with one typo. The work is
+        bounded by the lookups and `limit`, never by the size of the store.
+        """
+        with self._lock:
+            view = self._view(scope)
+            if not typed:
+                return view.names[:limit], len(view) > limit
+            found, total = view.with_prefix(typed, limit)
+            if total > limit:
+                return found, True
+            if len(typed) > 1:
+                found += view.fuzzy(typed, limit + 1 - len(found), set(found))
+        return found[:limit], len(found) > limit
 
     def memory_for(self, path: str) -> MemoryFile | None:
         """The memory a document path is, known or not yet on disk; None outside the folders."""
@@ -344,93 +658,208 @@ class MemoryIndex:
 
     def name_index(self) -> NameIndex:
         """Which names exist per scope, for broken-link checks."""
-        return self._derive().names
+
+        def build() -> NameIndex:
+            return NameIndex(set(self._in_scope["project"]), set(self._in_scope["global"]))
+
+        return self._snapshot("name_index", None, build)
 
     def shadowed_by(self) -> Mapping[str, MemoryFile]:
         """Path of each shadowed memory -> the memory that hides it."""
-        return self._derive().shadowed_by
-
-    def _derive(self) -> _Derived:
         with self._lock:
-            derived = self._derived
-            if derived is not None and derived.generation == self._generation:
-                return derived
-            names = NameIndex()
-            shadowed: dict[str, MemoryFile] = {}
-            for name, files in self._by_name.items():
-                for memory in files:
-                    (names.global_ if memory.scope == "global" else names.project).add(name)
-                for hidden in files[1:]:
-                    shadowed[hidden.path] = files[0]
-            derived = _Derived(self._generation, names, shadowed)
-            for scope, wanted in (
-                (None, None),
-                ("project", names.project),
-                ("global", names.global_),
-            ):
-                pairs = [pair for pair in self._sorted if wanted is None or pair[1] in wanted]
-                derived.sorted_names[scope] = [name for _, name in pairs]
-                derived.folded_names[scope] = [key for key, _ in pairs]
-            self._derived = derived
-            return derived
+            return dict(self._shadowed)
+
+    def _snapshot(self, kind: str, scope: str | None, build: Callable[[], T]) -> T:
+        """A view built at most once per generation (the lock held while building)."""
+        with self._lock:
+            known = self._snapshots.get((kind, scope))
+            if known is not None and known[0] == self._generation:
+                return known[1]  # type: ignore[return-value]
+            value = build()
+            self._snapshots[kind, scope] = (self._generation, value)
+            return value
 
     # ----- metadata --------------------------------------------------------------------
 
-    def metadata(self, memory: MemoryFile) -> Metadata:
-        """Tags, update time and preview of a memory, parsed once per file version."""
+    def _current_stamp(self, memory: MemoryFile) -> Stamp | None:
+        """The stamp the index knows for a file, taking one now if it has none yet."""
         with self._lock:
             known = self._files.get(memory.path)
-            cached = self._metadata.get(memory.path)
-        stamp = known[1] if known is not None else _stamp(memory.path)
-        if cached is not None and cached[0] == stamp:
-            return cached[1]
+        if known is not None and known[1] is not None:
+            return known[1]
+        stamp = _stamp(memory.path)
+        if stamp is not None and known is not None:
+            with self._lock:
+                if self._files.get(memory.path) == known:
+                    self._files[memory.path] = (known[0], stamp)
+        return stamp
+
+    def _read(self, memory: MemoryFile, stamp: Stamp | None) -> tuple[Metadata, _Facts | None]:
+        """A file's metadata read from disk (huge files are not read), and its facts."""
         if stamp is not None and stamp.size > LISTING_READ_LIMIT * self.config.max_memory_bytes:
             # Far over the limit (a pasted log, a binary): listed, never read (bounded memory).
             parsed = Metadata(size=stamp.size)
         else:
             parsed = read_metadata(memory.path)
-        if stamp is not None:
-            with self._lock:
-                if memory.path in self._files:
-                    self._metadata[memory.path] = (stamp, parsed)
+        if stamp is None:
+            return parsed, None
+        return parsed, _Facts(stamp, parsed.tags, parsed.updated_at, parsed.size)
+
+    def _store_facts(self, path: str, facts: _Facts) -> None:
+        with self._lock:
+            known = self._files.get(path)
+            if known is not None and known[1] == facts.stamp:
+                self._facts[path] = facts
+                self._facts_generation += 1
+
+    def metadata(self, memory: MemoryFile) -> Metadata:
+        """Tags, update time and preview of a memory, parsed once per file version."""
+        stamp = self._current_stamp(memory)
+        with self._lock:
+            facts = self._facts.get(memory.path)
+            preview = self._previews.get(memory.path)
+        if facts is not None and preview is not None and facts.stamp == stamp == preview[0]:
+            with self._lock, contextlib.suppress(KeyError):
+                self._previews.move_to_end(memory.path)
+            return Metadata(facts.tags, facts.updated_at, preview[1], facts.size)
+        parsed, read = self._read(memory, stamp)
+        if read is None:
+            return parsed
+        self._store_facts(memory.path, read)
+        with self._lock:
+            if memory.path in self._files:
+                self._previews[memory.path] = (read.stamp, parsed.preview)
+                self._previews.move_to_end(memory.path)
+                while len(self._previews) > PREVIEW_CACHE_ENTRIES:
+                    self._previews.popitem(last=False)
         return parsed
 
     def cached_metadata(self, memory: MemoryFile) -> Metadata | None:
         """Metadata already parsed for the current version of a file, without reading it."""
         with self._lock:
             known = self._files.get(memory.path)
-            cached = self._metadata.get(memory.path)
-        if known is None or cached is None or cached[0] != known[1]:
+            facts = self._facts.get(memory.path)
+            preview = self._previews.get(memory.path)
+        if known is None or facts is None or preview is None or known[1] is None:
             return None
-        return cached[1]
+        if facts.stamp != known[1] or preview[0] != known[1]:
+            return None
+        return Metadata(facts.tags, facts.updated_at, preview[1], facts.size)
+
+    def _facts_of(self, memory: MemoryFile) -> _Facts | None:
+        """The facts of the current version of a file, read now when not known yet."""
+        stamp = self._current_stamp(memory)
+        with self._lock:
+            facts = self._facts.get(memory.path)
+        if facts is not None and facts.stamp == stamp:
+            return facts
+        _parsed, read = self._read(memory, stamp)
+        if read is not None:
+            self._store_facts(memory.path, read)
+        return read
 
     def warm(
         self,
         report: Callable[[int, int], None] | None = None,
         cancelled: Callable[[], bool] | None = None,
         every: int = 200,
+        cache_path: str | None = None,
     ) -> int:
-        """Parse the metadata of every file not parsed yet; return how many were parsed."""
-        pending = [m for m in self.files() if self.cached_metadata(m) is None]
-        for done, memory in enumerate(pending, start=1):
-            if cancelled is not None and cancelled():
-                return done - 1
-            self.metadata(memory)
-            if report is not None and (done % every == 0 or done == len(pending)):
-                report(done, len(pending))
+        """Learn the facts of every file not known yet (from `cache_path` where it still
+        holds for a file, else by parsing it); return how many files were looked at."""
+        with self._lock:
+            pending = [
+                memory
+                for memory, stamp in self._files.values()
+                if stamp is None
+                or (memory.path not in self._facts or self._facts[memory.path].stamp != stamp)
+            ]
+        cached = _load_facts(cache_path) if cache_path and pending else {}
+        self._warming = True
+        try:
+            for done, memory in enumerate(pending, start=1):
+                if cancelled is not None and cancelled():
+                    return done - 1
+                stamp = self._current_stamp(memory)
+                hit = cached.get(memory.path)
+                if hit is not None and hit.stamp == stamp:
+                    self._store_facts(memory.path, hit)
+                else:
+                    self._facts_of(memory)
+                if report is not None and (done % every == 0 or done == len(pending)):
+                    report(done, len(pending))
+        finally:
+            self._warming = False
+        if cache_path and pending:
+            with self._lock:
+                facts = list(self._facts.items())
+            _save_facts(cache_path, facts)
         return len(pending)
 
     def tag_counts(self) -> dict[str, int]:
         """Tags in use by resolved memories, with how many use each."""
+        with self._lock:
+            key = (self._generation, self._facts_generation)
+            known = self._tag_counts
+            winners = [files[0] for files in self._by_name.values()]
+        if known is not None and (
+            known[0] == key
+            # While the first indexing runs facts change all the time: recount now and then.
+            or (self._warming and time.monotonic() - known[1] < TAG_RECOUNT_SECONDS)
+        ):
+            return dict(known[2])
         counts: dict[str, int] = {}
-        for entry in self.entries():
-            for tag in self.metadata(entry.memory).tags:
+        for memory in winners:
+            facts = self._facts_of(memory)
+            for tag in facts.tags if facts is not None else ():
                 counts[tag] = counts.get(tag, 0) + 1
-        return counts
+        self._tag_counts = (key, time.monotonic(), counts)
+        return dict(counts)
 
     def folder_of(self, path: str) -> Folder | None:
         """The configured folder a path belongs to."""
         return self.config.owner_of(path)
+
+
+def _load_facts(path: str) -> dict[str, _Facts]:
+    """Facts cached by an earlier start (nothing when the cache is missing or unreadable)."""
+    found: dict[str, _Facts] = {}
+    try:
+        with open(path, encoding="utf-8") as handle:
+            if json.loads(handle.readline()) != {"version": FACTS_CACHE_VERSION}:
+                return {}
+            # One line per file, parsed one by one so the event loop keeps its turns.
+            for line in handle:
+                file, mtime_ns, size, tags, updated_at, length = json.loads(line)
+                if isinstance(file, str) and isinstance(tags, list):
+                    found[file] = _Facts(Stamp(mtime_ns, size), tuple(tags), updated_at, length)
+    except (OSError, ValueError, TypeError):
+        return {}
+    return found
+
+
+def _save_facts(path: str, facts: Iterable[tuple[str, _Facts]]) -> None:
+    """Write the facts cache atomically (best effort: a cache is never worth an error)."""
+    racy = time.time_ns() - int(RACY_SECONDS * 1e9)
+    directory = os.path.dirname(path)
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=directory, prefix=".facts-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(json.dumps({"version": FACTS_CACHE_VERSION}) + "\n")
+                for file, fact in facts:
+                    if fact.stamp.mtime_ns < racy:
+                        row = [file, fact.stamp.mtime_ns, fact.stamp.size]
+                        row += [list(fact.tags), fact.updated_at, fact.size]
+                        handle.write(json.dumps(row) + "\n")
+            os.replace(temporary, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+    except (OSError, ValueError):
+        return
 
 
 def _walk_markdown(directory: str) -> list[str]:

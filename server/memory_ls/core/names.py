@@ -32,6 +32,8 @@ _PLAIN_NAME = re.compile(rf"{_PLAIN_SEGMENT}(?:/{_PLAIN_SEGMENT}){{0,{MAX_SEGMEN
 _RESERVED_SEGMENT = re.compile(
     r"(?:^|/)(?:CON|PRN|AUX|NUL|COM[1-9]|LPT[1-9])(?:[./]|$)", re.IGNORECASE
 )
+# The same for a name of one segment, tried at its start only (much cheaper than search).
+_RESERVED_NAME = re.compile(r"(?:CON|PRN|AUX|NUL|COM[1-9]|LPT[1-9])(?:\.|$)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,7 @@ def name_problem(name: str) -> str | None:
     if (
         len(name) <= MAX_NAME_BYTES
         and _PLAIN_NAME.fullmatch(name)
-        and not _RESERVED_SEGMENT.search(name)
+        and not (_RESERVED_SEGMENT.search(name) if "/" in name else _RESERVED_NAME.match(name))
     ):
         return None
     return explain_name(name)

@@ -7,7 +7,7 @@ always agree on what exists; listings come from a directory scan.
 from __future__ import annotations
 
 import errno
-import functools
+import operator
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -71,10 +71,15 @@ class MemoryFile:
     # folder, so reading it needs no realpath check (a link put there since is refused).
     scanned_file: bool = field(default=False, compare=False, repr=False)
 
-    @functools.cached_property
+    @property
     def valid(self) -> bool:
-        """Whether the file's name follows the naming rules."""
-        return is_valid_name(self.name)
+        """Whether the file's name follows the naming rules (worked out once per file)."""
+        # Kept in the instance dict by hand: functools.cached_property takes a lock per
+        # first access (Python 3.11), which a scan of 100,000 files notices.
+        known: bool | None = self.__dict__.get("_valid")
+        if known is None:
+            known = self.__dict__["_valid"] = is_valid_name(self.name)
+        return known
 
     @property
     def read_only(self) -> bool:
@@ -694,7 +699,7 @@ def scan_folder(folder: Folder, skip: Iterable[str] = ()) -> list[MemoryFile]:
         directory, prefix = pending.pop()
         try:
             with os.scandir(directory) as listing:
-                entries = sorted(listing, key=_entry_name)
+                entries = sorted(listing, key=operator.attrgetter("name"))
         except OSError:
             continue
         for entry in entries:
@@ -718,10 +723,6 @@ def scan_folder(folder: Folder, skip: Iterable[str] = ()) -> list[MemoryFile]:
             except OSError:
                 continue
     return found
-
-
-def _entry_name(entry: os.DirEntry[str]) -> str:
-    return entry.name
 
 
 def _document_for_save(

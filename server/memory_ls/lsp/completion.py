@@ -1,27 +1,31 @@
 """Completion (SPEC 3.1): memory names after `[[` and `mem:`, routing prefixes, tags.
 
-Filtering and ranking happen here (prefix matches first, then fuzzy), so the client
-gets at most MAX_ITEMS items. The edit replaces exactly what was typed and adds the
-closing `]]` or backtick only when it is not there yet.
+Filtering and ranking happen on the server (prefix matches first, then fuzzy ones; see
+MemoryIndex.complete_names), so the client gets at most MAX_ITEMS items. The edit
+replaces exactly what was typed and adds the closing `]]` or backtick only when it is
+not there yet.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from lsprotocol import types
 
 from memory_ls.core.index import Entry, MemoryIndex
-from memory_ls.core.names import GLOBAL_PREFIX
+from memory_ls.core.names import GLOBAL_PREFIX, normalize_input
 from memory_ls.core.routing import routing_prefixes
 from memory_ls.core.store import MemoryFile
 from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.text import client_column
 
 MAX_ITEMS = 100
+SCAN_WAIT_SECONDS = 2.0
 FUZZY_CUTOFF = 60
 TRIGGER_CHARACTERS = ["[", ":", "/", ",", "-"]
 
@@ -57,9 +61,7 @@ def register(server: MemoryServer) -> None:
         types.TEXT_DOCUMENT_COMPLETION,
         types.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS, resolve_provider=True),
     )
-    async def completion(
-        ls: MemoryServer, params: types.CompletionParams
-    ) -> types.CompletionList | None:
+    async def completion(ls: MemoryServer, params: types.CompletionParams) -> Payload | None:
         document = ls.workspace.get_text_document(params.text_document.uri)
         lines = [line.rstrip("\r\n") for line in document.lines]
         at = document.position_from_client_units(params.position)
@@ -67,19 +69,36 @@ def register(server: MemoryServer) -> None:
         if context is None:
             return None
         line = lines[at.line]
-        return await ls.in_store_thread(
-            build_list, ls, context, line, params.position.line, _Client.of(ls)
-        )
+        index = ls.index
+        if context.kind == "name" and not index.scanned:
+            # Just after start the names are moments away: answer once they are known
+            # rather than with an empty list (bounded: a slow disk cannot hang the editor).
+            await asyncio.get_running_loop().run_in_executor(
+                None, index.wait_scanned, SCAN_WAIT_SECONDS
+            )
+        client = _Client.of(ls)
+        if context.kind == "name" and client.resolves_documentation:
+            # Names only, no file read: a few index lookups, cheaper than a thread hop.
+            return build_list(ls, context, line, params.position.line, client)
+        return await ls.in_store_thread(build_list, ls, context, line, params.position.line, client)
 
     @server.feature(types.COMPLETION_ITEM_RESOLVE)
     async def resolve(ls: MemoryServer, item: types.CompletionItem) -> types.CompletionItem:
-        path = item.data.get("path") if isinstance(item.data, dict) else None
-        memory = ls.index.memory_for(path) if isinstance(path, str) else None
+        memory = _memory_of(ls, item)
         if memory is not None and item.documentation is None:
             item.documentation = await ls.in_store_thread(
                 _documentation, _FolderNames(ls), ls.index, memory
             )
         return item
+
+
+def _memory_of(ls: MemoryServer, item: types.CompletionItem) -> MemoryFile | None:
+    """The memory a name item offers, found again by its label (items carry no path)."""
+    if item.kind != types.CompletionItemKind.File:
+        return None
+    name, is_global = normalize_input(item.label)
+    entry = ls.index.lookup(name, "global" if is_global else None)
+    return entry.memory if entry is not None else None
 
 
 @dataclass(frozen=True)
@@ -90,17 +109,26 @@ class _Client:
     # Previews are sent on completionItem/resolve where the client asks for them there:
     # a hundred previews in every list would make each keystroke's answer heavy.
     resolves_documentation: bool = False
+    # The list can say once where items go (LSP 3.17 itemDefaults.editRange): then each
+    # item carries its text only, a list a third the size.
+    edit_range_default: bool = False
 
     @classmethod
     def of(cls, ls: MemoryServer) -> _Client:
         """Read the client's completion capabilities."""
         document = ls.client_capabilities.text_document
         completion = document.completion if document else None
+        listing = completion.completion_list if completion else None
+        defaults = (listing.item_defaults if listing else None) or []
         item = completion.completion_item if completion else None
         if item is None:
-            return cls()
+            return cls(edit_range_default="editRange" in defaults)
         resolvable = item.resolve_support.properties if item.resolve_support else []
-        return cls(bool(item.insert_replace_support), "documentation" in resolvable)
+        return cls(
+            bool(item.insert_replace_support),
+            "documentation" in resolvable,
+            "editRange" in defaults,
+        )
 
 
 # ----- where are we? ---------------------------------------------------------------------
@@ -214,117 +242,147 @@ def rank(
     return chosen[:MAX_ITEMS], len(chosen) > MAX_ITEMS
 
 
+class Payload:
+    """A result already in its JSON shape, sent as it is.
+
+    pygls hands objects it does not know to json.dumps by their `__dict__` (cattrs passes
+    them through untouched). A hundred lsprotocol items, then cattrs turning them back
+    into dicts, cost several times the lookup that chose them: the list is built as JSON.
+    """
+
+    def __init__(self, **fields: Any) -> None:
+        self.__dict__.update(fields)
+
+
 def build_list(
     ls: MemoryServer, context: Context, line: str, line_no: int, client: _Client
-) -> types.CompletionList:
-    """The completion list for a context (runs in a store thread)."""
+) -> Payload:
+    """The completion list (a CompletionList in JSON) for a context."""
     index = ls.index
     if context.kind == "tag":
-        items, cut = _tag_items(ls, index, context, line, line_no)
+        edit = _EditMaker(ls, line, line_no, context, False, client.edit_range_default)
+        items, cut = _tag_items(index, context, edit)
     else:
-        items, cut = _name_items(ls, index, context, line, line_no, client)
+        edit = _EditMaker(
+            ls, line, line_no, context, client.insert_replace, client.edit_range_default
+        )
+        items, cut = _name_items(ls, index, context, edit, client)
     # While the first scan runs the list is partial: make the client ask again.
-    return types.CompletionList(is_incomplete=cut or not index.scanned, items=items)
+    fields: dict[str, Any] = {"isIncomplete": cut or not index.scanned, "items": items}
+    defaults = edit.defaults()
+    if defaults is not None:
+        fields["itemDefaults"] = defaults
+    return Payload(**fields)
 
 
 def _name_items(
-    ls: MemoryServer,
-    index: MemoryIndex,
-    context: Context,
-    line: str,
-    line_no: int,
-    client: _Client,
-) -> tuple[list[types.CompletionItem], bool]:
+    ls: MemoryServer, index: MemoryIndex, context: Context, edit: _EditMaker, client: _Client
+) -> tuple[list[dict[str, Any]], bool]:
     typed, scope, qualifier = context.typed, None, ""
     if typed.startswith(GLOBAL_PREFIX):
         typed, scope, qualifier = typed[len(GLOBAL_PREFIX) :], "global", GLOBAL_PREFIX
-    prefixed = index.names_with_prefix(typed, scope)
-    chosen, cut = rank(typed, index.names(scope), index.folded_names(scope), prefixed)
-    edit = _EditMaker(ls, line, line_no, context, client.insert_replace)
+    chosen, cut = index.complete_names(typed, scope, MAX_ITEMS)
     folders = _FolderNames(ls)
-    items: list[types.CompletionItem] = []
+    items: list[dict[str, Any]] = []
     if scope is None and _CAPS_TYPED.fullmatch(typed):
         for prefix, folder in _routing_prefixes(ls):
             if prefix.startswith(typed) and prefix != typed:
                 items.append(
-                    types.CompletionItem(
-                        label=prefix,
-                        kind=types.CompletionItemKind.Folder,
-                        detail=f"routing prefix: new memories go to {folders.folder(folder)}",
-                        sort_text=f"0{len(items):04d}",
-                        filter_text=prefix,
-                        text_edit=edit.make(prefix, close=False),
-                    )
+                    {
+                        "label": prefix,
+                        "kind": types.CompletionItemKind.Folder.value,
+                        "detail": f"routing prefix: new memories go to {folders.folder(folder)}",
+                        "sortText": f"0{len(items):04d}",
+                        "filterText": prefix,
+                        **edit.fields(prefix, close=False),
+                    }
                 )
-    for position, name in enumerate(chosen):
-        entry = index.lookup(name, scope)
+    details: dict[tuple[str, int], str] = {}  # one text per folder (and shadow count)
+    for position, entry in enumerate(index.lookup_all(chosen, scope)):
         if entry is None:  # deleted since the list was made
             continue
-        label = qualifier + name
-        items.append(
-            types.CompletionItem(
-                label=label,
-                kind=types.CompletionItemKind.File,
-                detail=_detail(folders, entry),
-                documentation=(
-                    None
-                    if client.resolves_documentation
-                    else _documentation(folders, index, entry.memory)
-                ),
-                data={"path": entry.memory.path},
-                sort_text=f"1{position:04d}",
-                filter_text=label,
-                text_edit=edit.make(label, close=True),
-            )
-        )
+        label = qualifier + entry.memory.name
+        key = (entry.memory.folder.path, len(entry.shadows))
+        detail = details.get(key)
+        if detail is None:
+            detail = details[key] = _detail(folders, entry)
+        item = {
+            "label": label,
+            "kind": types.CompletionItemKind.File.value,
+            "detail": detail,
+            "sortText": f"1{position:04d}",
+            **edit.fields(label, close=True),
+        }
+        if not client.resolves_documentation:
+            documentation = _documentation(folders, index, entry.memory)
+            item["documentation"] = {"kind": documentation.kind.value, "value": documentation.value}
+        items.append(item)
     return items, cut
 
 
 def _tag_items(
-    ls: MemoryServer, index: MemoryIndex, context: Context, line: str, line_no: int
-) -> tuple[list[types.CompletionItem], bool]:
+    index: MemoryIndex, context: Context, edit: _EditMaker
+) -> tuple[list[dict[str, Any]], bool]:
     counts = index.tag_counts()
     candidates = sorted((t for t in counts if t not in context.existing), key=str.casefold)
     folded = context.typed.casefold()
     prefixed = [t for t in candidates if t.casefold().startswith(folded)]
     prefixed.sort(key=lambda tag: not tag.startswith(context.typed))
     chosen, cut = rank(context.typed, candidates, [t.casefold() for t in candidates], prefixed)
-    edit = _EditMaker(ls, line, line_no, context, insert_replace=False)
     items = [
-        types.CompletionItem(
-            label=tag,
-            kind=types.CompletionItemKind.Keyword,
-            detail=f"tag used by {counts[tag]} {'memory' if counts[tag] == 1 else 'memories'}",
-            sort_text=f"{position:04d}",
-            filter_text=tag,
-            text_edit=edit.make(context.lead + tag, close=False),
-        )
+        {
+            "label": tag,
+            "kind": types.CompletionItemKind.Keyword.value,
+            "detail": f"tag used by {counts[tag]} {'memory' if counts[tag] == 1 else 'memories'}",
+            "sortText": f"{position:04d}",
+            "filterText": tag,
+            **edit.fields(context.lead + tag, close=False),
+        }
         for position, tag in enumerate(chosen)
     ]
     return items, cut
 
 
 class _EditMaker:
-    """Text edits over the typed part, in the client's position units."""
+    """Text edits over the typed part, in the client's position units (as JSON)."""
 
     def __init__(
-        self, ls: MemoryServer, line: str, line_no: int, context: Context, insert_replace: bool
+        self,
+        ls: MemoryServer,
+        line: str,
+        line_no: int,
+        context: Context,
+        insert_replace: bool,
+        use_defaults: bool = False,
     ) -> None:
-        def position(column: int) -> types.Position:
-            return types.Position(line=line_no, character=client_column(ls, line, column))
+        def position(column: int) -> dict[str, int]:
+            return {"line": line_no, "character": client_column(ls, line, column)}
 
         self.closing = context.closing
-        self.insert = types.Range(start=position(context.start), end=position(context.cursor))
-        self.replace = types.Range(start=position(context.start), end=position(context.word_end))
+        start = position(context.start)
+        self.insert = {"start": start, "end": position(context.cursor)}
+        self.replace = {"start": start, "end": position(context.word_end)}
         self.insert_replace = insert_replace and context.word_end != context.cursor
+        self.use_defaults = use_defaults
 
-    def make(self, text: str, close: bool) -> types.TextEdit | types.InsertReplaceEdit:
-        new_text = text + (self.closing if close else "")
+    def defaults(self) -> dict[str, Any] | None:
+        """The list's shared edit range, where the client takes one (itemDefaults)."""
+        if not self.use_defaults:
+            return None
         if self.insert_replace:
-            return types.InsertReplaceEdit(
-                new_text=new_text, insert=self.insert, replace=self.replace
-            )
-        return types.TextEdit(range=self.insert, new_text=new_text)
+            return {"editRange": {"insert": self.insert, "replace": self.replace}}
+        return {"editRange": self.insert}
+
+    def fields(self, text: str, close: bool) -> dict[str, Any]:
+        """An item's edit: its own, or just its text over the list's shared range."""
+        new_text = text + (self.closing if close else "")
+        if self.use_defaults:
+            # Sent even when it equals the label: some clients take no text as none.
+            return {"textEditText": new_text}
+        if self.insert_replace:
+            edit = {"newText": new_text, "insert": self.insert, "replace": self.replace}
+            return {"textEdit": edit}
+        return {"textEdit": {"range": self.insert, "newText": new_text}}
 
 
 def _routing_prefixes(ls: MemoryServer) -> list[tuple[str, str]]:

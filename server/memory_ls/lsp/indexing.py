@@ -1,7 +1,8 @@
 """Indexing the store in the background, with `$/progress` where the client shows it.
 
-Names come first (a directory scan), so completion and links work early; then every
-file's metadata is parsed for tags and previews. Requests are answered meanwhile.
+Names come first (a directory scan), so completion and links work early; then the facts
+of every file (tags, update time) are learnt, from the cache an earlier start left where
+a file has not changed, else by parsing it. Requests are answered meanwhile.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import uuid
 
 from lsprotocol import types
 
-from memory_ls.core.index import MemoryIndex
+from memory_ls.core.index import MemoryIndex, facts_cache_path
 from memory_ls.lsp.server import MemoryServer
 
 logger = logging.getLogger(__name__)
@@ -39,6 +40,7 @@ def start(ls: MemoryServer) -> None:
                 report=reporter.report if reporter is not None else None,
                 # A newer configuration replaced this index: stop wasting time on it.
                 cancelled=lambda: ls.index is not index,
+                cache_path=facts_cache_path(index.config),
             )
         except Exception:
             logger.exception("indexing failed")
