@@ -144,5 +144,6 @@ async def test_typing_is_debounced(server: Session) -> None:
         server.replace_text(uri, text, version=version)
     await server.wait_for_codes(uri, bool)
     versions = [p.version for p in server.published if p.uri == uri]
-    # One publication on open, then one for the last version only.
-    assert versions == [1, 10]
+    # One publication on open. The first edit after the pause is checked at once (it may
+    # be out before the next edit comes); the rest of the burst once, for its last version.
+    assert versions in ([1, 10], [1, 2, 10])

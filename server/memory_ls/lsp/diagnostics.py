@@ -1,4 +1,8 @@
-"""Diagnostics (SPEC 3.2) for open Markdown documents, debounced while typing."""
+"""Diagnostics (SPEC 3.2) for open Markdown documents, debounced while typing.
+
+An edit after a pause is checked at once; edits that follow each other quickly are
+coalesced into one run a moment after the last of them.
+"""
 
 from __future__ import annotations
 
@@ -19,7 +23,7 @@ from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.text import client_range
 
 SOURCE = "memory-ls"
-# Long enough to skip the keystrokes of a word, short enough to feel immediate.
+# Edits closer together than this are typing: checked once, this long after the last.
 TYPING_DELAY_SECONDS = 0.2
 # Coalesces a burst of file events (an agent writing many memories) into one refresh.
 REFRESH_DELAY_SECONDS = 0.05
@@ -45,7 +49,7 @@ def register(server: MemoryServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: MemoryServer, params: types.DidChangeTextDocumentParams) -> None:
-        publisher.schedule(params.text_document.uri, TYPING_DELAY_SECONDS)
+        publisher.edited(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: MemoryServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -66,6 +70,18 @@ class Publisher:
         self.ls = ls
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._refresh: asyncio.TimerHandle | None = None
+        self._last_edit: dict[str, float] = {}  # loop time of each document's last edit
+
+    def edited(self, uri: str) -> None:
+        """A document changed: check it now after a pause, else after the typing stops."""
+        now = asyncio.get_running_loop().time()
+        typing = now - self._last_edit.get(uri, -TYPING_DELAY_SECONDS) < TYPING_DELAY_SECONDS
+        self._last_edit[uri] = now
+        # A run still waiting for an earlier edit means typing too: that run moves on.
+        if typing or uri in self._timers:
+            self.schedule(uri, TYPING_DELAY_SECONDS)
+        else:
+            self.schedule(uri, 0.0)
 
     def schedule(self, uri: str, delay: float) -> None:
         """Publish a document's diagnostics after `delay` seconds of quiet."""
@@ -89,6 +105,7 @@ class Publisher:
 
     def clear(self, uri: str) -> None:
         """Forget a closed document and clear what it showed."""
+        self._last_edit.pop(uri, None)
         timer = self._timers.pop(uri, None)
         if timer is not None:
             timer.cancel()
