@@ -207,7 +207,9 @@ def serve(cli: Layer, tcp: tuple[str, int] | None = None) -> None:
     server = build_server(cli)
     try:
         if tcp is None:
-            server.start_io()
+            from memory_ls.lsp.transport import start_stdio
+
+            start_stdio(server)
         else:
             server.start_tcp(*tcp)
     finally:
