@@ -5,10 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from store_helpers import Workspace
 
 from memory_ls.config import DIAGNOSTIC_CODES
 from memory_ls.core import Diagnostic, Store, check_store
+from memory_ls.core.diagnostics import ReferenceMemo, _UnknownPrefixes
+from memory_ls.core.folders import Folder
+from memory_ls.core.references import find_references
+from memory_ls.core.routing import unknown_prefix
 
 SPEC_CODES = (
     "unknown-prefix",
@@ -166,3 +172,28 @@ def test_broken_link_positions(ws: Workspace, text: str, line: int, col: int) ->
     assert [(d.code, d.path, d.line, d.col) for d in found] == [
         ("broken-link", str(path), line, col)
     ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    name=st.lists(
+        st.sampled_from(["FEATURE", "SPEC", "A", "x", "_", "/", "BUGFIX", "b"]), max_size=5
+    ).map("".join),
+    labels=st.lists(st.sampled_from(["feature", "Spec", "bugfix", "a", "x_y"]), max_size=3),
+)
+def test_unknown_prefixes_of_many_names_agree_with_routing(name: str, labels: list[str]) -> None:
+    additional = [Folder(f"/ws/{label}", f"/ws/{label}", "additional") for label in labels]
+    assert _UnknownPrefixes(additional)(name) == unknown_prefix(name, additional)
+
+
+_LINES = st.sampled_from(
+    ["[[a]] and [[b|label]]", "`mem:c` here", "plain", "", "```", "~~~", "---", "x [[d]]"]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(versions=st.lists(st.lists(_LINES, max_size=8).map("\n".join), min_size=1, max_size=6))
+def test_an_open_documents_references_are_reread_line_by_line(versions: list[str]) -> None:
+    memo = ReferenceMemo()
+    for text in versions:
+        assert memo.find(text) == find_references(text)

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_ls.config import Settings
-from memory_ls.core.diagnostics import check_store
+from memory_ls.core.diagnostics import SecretMemo, check_store
 from memory_ls.core.folders import resolve_store_config
 from memory_ls.core.fsio import is_temp_file
 from memory_ls.core.secrets import _PATTERNS, _PLACEHOLDER, SecretHit, find_secrets
@@ -243,6 +243,21 @@ _SECRET_PIECES = [
 def test_secret_finders_miss_nothing_a_full_search_finds(pieces: list[str]) -> None:
     text = "".join(pieces)
     assert list(find_secrets(text)) == _secrets_line_by_line(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    versions=st.lists(
+        st.lists(st.sampled_from([*_SECRET_PIECES[:12], "\n", "\n", "plain line\n"]), max_size=10),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_an_open_documents_secret_scan_is_reused_line_by_line(versions: list[list[str]]) -> None:
+    memo = SecretMemo()
+    for pieces in versions:
+        text = "".join(pieces)
+        assert memo.find(text) == list(find_secrets(text))
 
 
 def test_possible_secret_in_project_memories_only_and_configurable(tmp_path: Path) -> None:

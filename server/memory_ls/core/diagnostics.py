@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -10,10 +11,10 @@ from typing import Any
 from memory_ls.config import Severity
 from memory_ls.core.document import Document, decode_memory, parse_document
 from memory_ls.core.folders import Folder, StoreConfig
-from memory_ls.core.names import has_topic, name_problem
-from memory_ls.core.references import Reference, find_references
+from memory_ls.core.names import caps_prefixes, has_topic, name_problem
+from memory_ls.core.references import Reference, find_references, references_in_line
 from memory_ls.core.routing import prefix_folder, unknown_prefix
-from memory_ls.core.secrets import find_secrets
+from memory_ls.core.secrets import SecretHit, find_secrets
 from memory_ls.core.store import MemoryFile, Store
 
 SEVERITY_ORDER = ("error", "warning", "information", "hint")
@@ -78,11 +79,31 @@ def _may_have_prefix(name: str) -> bool:
     return "A" <= name[:1] <= "Z" and not has_topic(name)
 
 
+class _UnknownPrefixes:
+    """`unknown_prefix` for the many names of one text, the folder labels read once."""
+
+    def __init__(self, additional: Sequence[Folder]) -> None:
+        self.labels = {folder.label.lower() for folder in additional}
+
+    def __call__(self, name: str) -> str | None:
+        # routing.unknown_prefix: the name's prefix run, unless a prefix routes somewhere.
+        if not self.labels:
+            return None
+        prefixes = caps_prefixes(name)  # longest first
+        if not prefixes or any(p.lower() in self.labels for p in prefixes):
+            return None
+        # names.prefix_run: a name that is all capitals has no prefix (nothing follows).
+        if len(prefixes[0]) < len(name):
+            return prefixes[0]
+        return prefixes[1] if len(prefixes) > 1 else None
+
+
 def reference_diagnostics(
     path: str, refs: Iterable[Reference], config: StoreConfig, index: NameIndex
 ) -> list[Diagnostic]:
     """`broken-link` and `unknown-prefix` for the references in one file."""
     found: list[Diagnostic] = []
+    unknown = _UnknownPrefixes(config.additional)
     for ref in refs:
         at = (path, ref.line, ref.start, ref.line, ref.end)
         problem = name_problem(ref.name)
@@ -107,7 +128,7 @@ def reference_diagnostics(
                 )
             )
         if not ref.is_global and _may_have_prefix(ref.name):
-            prefix = unknown_prefix(ref.name, config.additional)
+            prefix = unknown(ref.name)
             if prefix:
                 found.append(
                     Diagnostic(
@@ -257,10 +278,12 @@ def text_diagnostics(
     shadowed: Mapping[str, MemoryFile],
     size: int | None = None,
     encoding_problem: str | None = None,
+    scans: LineScans | None = None,
 ) -> list[Diagnostic]:
     """Diagnostics of one Markdown text: memory-file checks when it is a memory, then references.
 
     `text` is None for a file too large to read; binary text is not searched for links.
+    `scans` carries an open document's line-by-line scans from one version to the next.
     """
     found: list[Diagnostic] = []
     limit = READ_LIMIT_FACTOR * config.max_memory_bytes
@@ -287,9 +310,10 @@ def text_diagnostics(
                 )
             )
         if readable and text is not None and memory.scope == "project":
-            found.extend(secret_diagnostics(memory.path, text))
+            found.extend(secret_diagnostics(memory.path, text, scans.secrets if scans else None))
     if readable and text is not None:
-        found.extend(reference_diagnostics(path, find_references(text), config, index))
+        refs = scans.references.find(text) if scans else find_references(text)
+        found.extend(reference_diagnostics(path, refs, config, index))
     return found
 
 
@@ -307,8 +331,104 @@ def editor_encoding_problem(path: str, text: str, max_memory_bytes: int) -> str 
         return None
 
 
-def secret_diagnostics(path: str, text: str) -> list[Diagnostic]:
+class ReferenceMemo:
+    """`find_references` for successive versions of one open document.
+
+    In a plain note (no frontmatter, no fenced code) the lines before and after an edit
+    keep their references (moved by the lines added or removed); only the changed lines
+    are read again. Anything else is read whole, as find_references reads it.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._lines: list[str] | None = None  # of the last version, when it was plain
+        self._refs: list[Reference] = []
+
+    def find(self, text: str) -> list[Reference]:
+        """`find_references(text)`, reading only the lines changed since the last call."""
+        with self._lock:
+            old = self._lines
+            if not _is_plain(text):
+                self._lines = None
+                return find_references(text)
+            lines = text.split("\n")
+            if old is None:
+                refs = find_references(text)
+            else:
+                start, old_end, new_end = _changed_lines(old, lines)
+                shift = new_end - old_end
+                refs = [ref for ref in self._refs if ref.line < start]
+                for number in range(start, new_end):
+                    line = lines[number]
+                    if "[[" in line or "mem:" in line:
+                        refs.extend(references_in_line(line, number))
+                refs += [
+                    ref if not shift else replace(ref, line=ref.line + shift)
+                    for ref in self._refs
+                    if ref.line >= old_end
+                ]
+            self._lines, self._refs = lines, refs
+            return list(refs)
+
+
+class SecretMemo:
+    """`find_secrets` for successive versions of one open document.
+
+    Findings are per line: the lines before and after an edit keep theirs (moved by the
+    lines added or removed) and only the changed lines are scanned again.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._lines: list[str] = []
+        self._hits: list[SecretHit] = []
+
+    def find(self, text: str) -> list[SecretHit]:
+        """`list(find_secrets(text))`, scanning only the lines changed since the last call."""
+        lines = text.split("\n")
+        with self._lock:
+            start, old_end, new_end = _changed_lines(self._lines, lines)
+            shift = new_end - old_end
+            hits = [hit for hit in self._hits if hit.line < start]
+            hits += find_secrets("\n".join(lines[start:new_end]), start)
+            hits += [
+                hit if not shift else replace(hit, line=hit.line + shift)
+                for hit in self._hits
+                if hit.line >= old_end
+            ]
+            self._lines, self._hits = lines, hits
+            return list(hits)
+
+
+def _is_plain(text: str) -> bool:
+    """Whether every line of a text is outside frontmatter and fenced code."""
+    # A fence line holds ``` or ~~~; frontmatter starts the text (after a BOM) with ---.
+    return "```" not in text and "~~~" not in text and not text.lstrip("\ufeff").startswith("---")
+
+
+def _changed_lines(old: list[str], new: list[str]) -> tuple[int, int, int]:
+    """(start, old end, new end): the lines that differ between two versions of a text."""
+    start, limit = 0, min(len(old), len(new))
+    while start < limit and old[start] == new[start]:
+        start += 1
+    old_end, new_end = len(old), len(new)
+    while old_end > start and new_end > start and old[old_end - 1] == new[new_end - 1]:
+        old_end -= 1
+        new_end -= 1
+    return start, old_end, new_end
+
+
+@dataclass
+class LineScans:
+    """An open document's line-by-line scans, carried from one version to the next."""
+
+    secrets: SecretMemo = field(default_factory=SecretMemo)
+    references: ReferenceMemo = field(default_factory=ReferenceMemo)
+
+
+def secret_diagnostics(path: str, text: str, memo: SecretMemo | None = None) -> list[Diagnostic]:
     """`possible-secret` for lines of a project memory that look like credentials."""
+    hits = memo.find(text) if memo is not None else find_secrets(text)
     return [
         Diagnostic(
             path,
@@ -321,7 +441,7 @@ def secret_diagnostics(path: str, text: str) -> list[Diagnostic]:
             "keep it in a secret store, and rotate it if it was real.",
             data={"kind": hit.kind},
         )
-        for hit in find_secrets(text)
+        for hit in hits
     ]
 
 

@@ -15,6 +15,7 @@ from pygls.uris import to_fs_path
 
 from memory_ls.core.diagnostics import (
     Diagnostic,
+    LineScans,
     apply_severities,
     editor_encoding_problem,
     text_diagnostics,
@@ -71,6 +72,8 @@ class Publisher:
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._refresh: asyncio.TimerHandle | None = None
         self._last_edit: dict[str, float] = {}  # loop time of each document's last edit
+        # Each open document's line scans, so an edit reads the changed lines only.
+        self._scans: dict[str, LineScans] = {}
 
     def edited(self, uri: str) -> None:
         """A document changed: check it now after a pause, else after the typing stops."""
@@ -106,6 +109,7 @@ class Publisher:
     def clear(self, uri: str) -> None:
         """Forget a closed document and clear what it showed."""
         self._last_edit.pop(uri, None)
+        self._scans.pop(uri, None)
         timer = self._timers.pop(uri, None)
         if timer is not None:
             timer.cancel()
@@ -156,6 +160,7 @@ class Publisher:
             memory,
             index.shadowed_by(),
             encoding_problem=encoding,
+            scans=self._scans.setdefault(uri, LineScans()),
         )
         return apply_severities(found, ls.config.severities)
 
