@@ -71,14 +71,21 @@ def edit_of(server: Session, completion: types.CompletionItem) -> types.TextEdit
     return completion.text_edit
 
 
-def resolves_documentation(server: Session) -> bool:
-    """Whether the client asks for documentation on completionItem/resolve."""
+def resolves(server: Session, field: str) -> bool:
+    """Whether the client asks for an item field (documentation, detail) on resolve."""
     capabilities = server.client.capabilities
     document = capabilities.text_document if capabilities else None
     completion = document.completion if document else None
     details = completion.completion_item if completion else None
     support = details.resolve_support if details else None
-    return bool(support and "documentation" in support.properties)
+    return bool(support and field in support.properties)
+
+
+async def detail(server: Session, completion: types.CompletionItem) -> str | None:
+    """An item's detail: inline, or from completionItem/resolve (VS Code's way)."""
+    if completion.detail is None:
+        completion = await server.client.completion_item_resolve_async(completion)
+    return completion.detail
 
 
 def supports_insert_replace(server: Session) -> bool:
@@ -110,9 +117,10 @@ async def test_items_name_folder_scope_and_preview(server: Session, ws: Workspac
     result = await complete(server, f"[[sty{CURSOR}]]")
     assert labels(result).count("style_guide") == 1
     style = item(result, "style_guide")
-    assert style.detail == "project · .serena/memories · shadows 1"
-    # Clients that resolve documentation lazily get light lists; the others get it inline.
-    assert (style.documentation is None) == resolves_documentation(server)
+    # Clients that resolve details lazily get light lists; the others get them inline.
+    assert (style.documentation is None) == resolves(server, "documentation")
+    assert (style.detail is None) == resolves(server, "detail")
+    assert await detail(server, style) == "project · .serena/memories · shadows 1"
     documentation = await server.documentation(style)
     assert documentation.kind == types.MarkupKind.Markdown
     assert "Style guide (project)" in documentation.value
@@ -120,13 +128,13 @@ async def test_items_name_folder_scope_and_preview(server: Session, ws: Workspac
 
     result = await complete(server, f"[[editor{CURSOR}]]")
     tips = item(result, "editor_tips")
-    assert tips.detail == f"global · {ws.global_folder}"
+    assert await detail(server, tips) == f"global · {ws.global_folder}"
     documentation = await server.documentation(tips)
     assert "tags: editor" in documentation.value
     assert "# Editor tips" in documentation.value
 
     result = await complete(server, f"[[team{CURSOR}]]")
-    assert item(result, "team_rules").detail == f"project · {ws.outside}"
+    assert await detail(server, item(result, "team_rules")) == f"project · {ws.outside}"
 
 
 async def test_closed_link_gets_just_the_name(server: Session) -> None:

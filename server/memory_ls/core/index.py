@@ -46,7 +46,7 @@ TYPO_MIN_CHARS = 3
 TYPO_MAX_CHARS = 32
 _TYPO_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789_-./ "
 # Letters typed in order are looked for in at most this many names per request.
-FUZZY_WINDOW_NAMES = 5000
+FUZZY_WINDOW_NAMES = 2000
 # The joined text the fuzzy scans search is rebuilt after this many names came or went
 # (meanwhile the changed names are checked one by one).
 FUZZY_REBUILD_CHANGES = 1000
@@ -582,15 +582,18 @@ class MemoryIndex:
             files = [f for f in self._by_name.get(name, ()) if scope is None or f.scope == scope]
         return Entry(files[0], tuple(files[1:])) if files else None
 
-    def lookup_all(self, names: Iterable[str], scope: str | None = None) -> list[Entry | None]:
-        """`lookup` of each name, under one hold of the lock."""
-        found: list[Entry | None] = []
+    def winners(
+        self, names: Iterable[str], scope: str | None = None
+    ) -> list[tuple[MemoryFile, int] | None]:
+        """For each name, the memory it resolves to and how many files it shadows (None:
+        no such memory), under one hold of the lock: `lookup` without an Entry per name."""
+        found: list[tuple[MemoryFile, int] | None] = []
         with self._lock:
             for name in names:
                 files = self._by_name.get(name, ())
                 if scope is not None:
                     files = [f for f in files if f.scope == scope]
-                found.append(Entry(files[0], tuple(files[1:])) if files else None)
+                found.append((files[0], len(files) - 1) if files else None)
         return found
 
     def entries(self, scope: str | None = None) -> list[Entry]:

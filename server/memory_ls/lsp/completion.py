@@ -25,6 +25,7 @@ from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.text import client_column
 
 MAX_ITEMS = 100
+_SORT_TEXTS = tuple(f"1{position:04d}" for position in range(MAX_ITEMS))
 SCAN_WAIT_SECONDS = 2.0
 FUZZY_CUTOFF = 60
 TRIGGER_CHARACTERS = ["[", ":", "/", ",", "-"]
@@ -84,7 +85,10 @@ def register(server: MemoryServer) -> None:
 
     @server.feature(types.COMPLETION_ITEM_RESOLVE)
     async def resolve(ls: MemoryServer, item: types.CompletionItem) -> types.CompletionItem:
-        memory = _memory_of(ls, item)
+        entry = _entry_of(ls, item)
+        if entry is not None and item.detail is None:
+            item.detail = _detail(_FolderNames(ls), entry.memory, len(entry.shadows))
+        memory = entry.memory if entry is not None else None
         if memory is not None and item.documentation is None:
             item.documentation = await ls.in_store_thread(
                 _documentation, _FolderNames(ls), ls.index, memory
@@ -92,13 +96,12 @@ def register(server: MemoryServer) -> None:
         return item
 
 
-def _memory_of(ls: MemoryServer, item: types.CompletionItem) -> MemoryFile | None:
+def _entry_of(ls: MemoryServer, item: types.CompletionItem) -> Entry | None:
     """The memory a name item offers, found again by its label (items carry no path)."""
     if item.kind != types.CompletionItemKind.File:
         return None
     name, is_global = normalize_input(item.label)
-    entry = ls.index.lookup(name, "global" if is_global else None)
-    return entry.memory if entry is not None else None
+    return ls.index.lookup(name, "global" if is_global else None)
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,8 @@ class _Client:
     # Previews are sent on completionItem/resolve where the client asks for them there:
     # a hundred previews in every list would make each keystroke's answer heavy.
     resolves_documentation: bool = False
+    # The same for the folder and scope, which clients show for the focused item.
+    resolves_detail: bool = False
     # The list can say once where items go (LSP 3.17 itemDefaults.editRange): then each
     # item carries its text only, a list a third the size.
     edit_range_default: bool = False
@@ -125,9 +130,10 @@ class _Client:
             return cls(edit_range_default="editRange" in defaults)
         resolvable = item.resolve_support.properties if item.resolve_support else []
         return cls(
-            bool(item.insert_replace_support),
-            "documentation" in resolvable,
-            "editRange" in defaults,
+            insert_replace=bool(item.insert_replace_support),
+            resolves_documentation="documentation" in resolvable,
+            resolves_detail="detail" in resolvable,
+            edit_range_default="editRange" in defaults,
         )
 
 
@@ -294,27 +300,26 @@ def _name_items(
                         "detail": f"routing prefix: new memories go to {folders.folder(folder)}",
                         "sortText": f"0{len(items):04d}",
                         "filterText": prefix,
-                        **edit.fields(prefix, close=False),
                     }
                 )
+                edit.add_to(items[-1], prefix, close=False)
     details: dict[tuple[str, int], str] = {}  # one text per folder (and shadow count)
-    for position, entry in enumerate(index.lookup_all(chosen, scope)):
-        if entry is None:  # deleted since the list was made
+    kind = types.CompletionItemKind.File.value
+    for position, winner in enumerate(index.winners(chosen, scope)):
+        if winner is None:  # deleted since the list was made
             continue
-        label = qualifier + entry.memory.name
-        key = (entry.memory.folder.path, len(entry.shadows))
-        detail = details.get(key)
-        if detail is None:
-            detail = details[key] = _detail(folders, entry)
-        item = {
-            "label": label,
-            "kind": types.CompletionItemKind.File.value,
-            "detail": detail,
-            "sortText": f"1{position:04d}",
-            **edit.fields(label, close=True),
-        }
+        memory, shadows = winner
+        label = qualifier + memory.name
+        item = {"label": label, "kind": kind, "sortText": _SORT_TEXTS[position]}
+        edit.add_to(item, label, close=True)
+        if not client.resolves_detail:
+            key = (memory.folder.path, shadows)
+            detail = details.get(key)
+            if detail is None:
+                detail = details[key] = _detail(folders, memory, shadows)
+            item["detail"] = detail
         if not client.resolves_documentation:
-            documentation = _documentation(folders, index, entry.memory)
+            documentation = _documentation(folders, index, memory)
             item["documentation"] = {"kind": documentation.kind.value, "value": documentation.value}
         items.append(item)
     return items, cut
@@ -329,17 +334,17 @@ def _tag_items(
     prefixed = [t for t in candidates if t.casefold().startswith(folded)]
     prefixed.sort(key=lambda tag: not tag.startswith(context.typed))
     chosen, cut = rank(context.typed, candidates, [t.casefold() for t in candidates], prefixed)
-    items = [
-        {
+    items: list[dict[str, Any]] = []
+    for position, tag in enumerate(chosen):
+        item = {
             "label": tag,
             "kind": types.CompletionItemKind.Keyword.value,
             "detail": f"tag used by {counts[tag]} {'memory' if counts[tag] == 1 else 'memories'}",
             "sortText": f"{position:04d}",
             "filterText": tag,
-            **edit.fields(context.lead + tag, close=False),
         }
-        for position, tag in enumerate(chosen)
-    ]
+        edit.add_to(item, context.lead + tag, close=False)
+        items.append(item)
     return items, cut
 
 
@@ -373,16 +378,16 @@ class _EditMaker:
             return {"editRange": {"insert": self.insert, "replace": self.replace}}
         return {"editRange": self.insert}
 
-    def fields(self, text: str, close: bool) -> dict[str, Any]:
-        """An item's edit: its own, or just its text over the list's shared range."""
-        new_text = text + (self.closing if close else "")
+    def add_to(self, item: dict[str, Any], text: str, close: bool) -> None:
+        """Give an item its edit: its own, or just its text over the list's shared range."""
+        new_text = text + self.closing if close else text
         if self.use_defaults:
             # Sent even when it equals the label: some clients take no text as none.
-            return {"textEditText": new_text}
-        if self.insert_replace:
-            edit = {"newText": new_text, "insert": self.insert, "replace": self.replace}
-            return {"textEdit": edit}
-        return {"textEdit": {"range": self.insert, "newText": new_text}}
+            item["textEditText"] = new_text
+        elif self.insert_replace:
+            item["textEdit"] = {"newText": new_text, "insert": self.insert, "replace": self.replace}
+        else:
+            item["textEdit"] = {"range": self.insert, "newText": new_text}
 
 
 def _routing_prefixes(ls: MemoryServer) -> list[tuple[str, str]]:
@@ -418,13 +423,12 @@ def _shown(root: str, home: str, path: str) -> str:
     return "~" + path[len(home) :] if path.startswith(home + os.sep) else path
 
 
-def _detail(folders: _FolderNames, entry: Entry) -> str:
-    memory = entry.memory
+def _detail(folders: _FolderNames, memory: MemoryFile, shadows: int) -> str:
     text = f"{memory.scope} · {folders.folder(memory.folder.path)}"
     if memory.folder.read_only:
         text += " · read-only"
-    if entry.shadows:
-        text += f" · shadows {len(entry.shadows)}"
+    if shadows:
+        text += f" · shadows {shadows}"
     return text
 
 
