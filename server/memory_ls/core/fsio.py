@@ -9,10 +9,12 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-
-from filelock import FileLock
+from typing import TYPE_CHECKING
 
 from memory_ls.core.errors import OutsideStore
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 TEMP_SUFFIX = ".memory-ls-tmp"
 TEMP_PREFIX = "."
@@ -194,6 +196,9 @@ def _locks_for(key: str) -> tuple[threading.RLock, FileLock]:
     with _locks_guard:
         pair = _locks.get(key)
         if pair is None:
+            # Imported here: only writes take locks, and reading commands start faster.
+            from filelock import FileLock
+
             digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
             lock_file = str(_lock_dir() / f"{digest}.lock")
             pair = (threading.RLock(), FileLock(lock_file, timeout=60, thread_local=False))
