@@ -303,10 +303,25 @@ def _name_items(
                     }
                 )
                 edit.add_to(items[-1], prefix, close=False)
-    details: dict[tuple[str, int], str] = {}  # one text per folder (and shadow count)
+    winners = index.winners(chosen, scope)
     kind = types.CompletionItemKind.File.value
-    for position, winner in enumerate(index.winners(chosen, scope)):
-        if winner is None:  # deleted since the list was made
+    if edit.use_defaults and client.resolves_detail and client.resolves_documentation:
+        # The usual case (VS Code's client): four fields an item, made in one go.
+        closing = edit.closing
+        items.extend(
+            {
+                "label": qualifier + winner[0].name,
+                "kind": kind,
+                "sortText": _SORT_TEXTS[position],
+                "textEditText": qualifier + winner[0].name + closing,
+            }
+            for position, winner in enumerate(winners)
+            if winner is not None  # None: deleted since the list was made
+        )
+        return items, cut
+    details: dict[tuple[str, int], str] = {}  # one text per folder (and shadow count)
+    for position, winner in enumerate(winners):
+        if winner is None:
             continue
         memory, shadows = winner
         label = qualifier + memory.name
