@@ -335,3 +335,22 @@ def test_facts_are_cached_on_disk_by_path_size_and_time(tmp_path: Path) -> None:
     broken = fresh(config)
     broken.warm(cache_path=str(cache))  # an unreadable cache is ignored
     assert broken.tag_counts() == {"one": 1, "three": 1, "four": 1}
+
+
+def test_reading_a_folder_again_catches_changes_whose_events_were_lost(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    primary = Path(config.primary.path)
+    for number in range(30):
+        write(primary / f"n{number:02d}.md")
+    index = fresh(config)
+    index.warm()  # every file's stamp known, as after the first indexing
+    # Changes nobody reported (the kernel's event queue overflowed in a burst).
+    for number in range(0, 30, 3):
+        (primary / f"n{number:02d}.md").unlink()
+    write(primary / "late.md")
+    write(primary / "n01.md", "# rewritten, and longer than before\n")
+    update = index.update_path(str(primary))
+    assert update.added == ("late",)
+    assert sorted(update.removed) == [f"n{n:02d}" for n in range(0, 30, 3)]
+    assert update.modified == ("n01",)
+    assert snapshot(index) == snapshot(fresh(config))

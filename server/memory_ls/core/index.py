@@ -326,6 +326,18 @@ class _SortedNames:
         return self._fuzzy
 
 
+def _combined(updates: Iterable[Update]) -> Update:
+    """Many updates as one (merging them pairwise would copy the tuples again and again)."""
+    added: list[str] = []
+    removed: list[str] = []
+    modified: list[str] = []
+    for update in updates:
+        added += update.added
+        removed += update.removed
+        modified += update.modified
+    return Update(tuple(added), tuple(removed), tuple(modified))
+
+
 def _match_start(match: re.Match[str] | None) -> int:
     return -1 if match is None else match.start()
 
@@ -451,10 +463,7 @@ class MemoryIndex:
 
     def update_paths(self, paths: Iterable[str]) -> Update:
         """Update several paths; each distinct path once."""
-        total = Update()
-        for path in dict.fromkeys(paths):
-            total = total.merged(self.update_path(path))
-        return total
+        return _combined(self.update_path(path) for path in dict.fromkeys(paths))
 
     def _update_tree(self, directory: str) -> Update:
         """Re-read one directory subtree: what appeared, changed or went away in it."""
@@ -465,13 +474,13 @@ class MemoryIndex:
                 stamp = _stamp(path) if memory is not None else None
                 if memory is not None and stamp is not None:
                     found[path] = (memory, stamp)
+        # Files already known as they are need no update (and no hold of the lock).
+        changed = [pair for path, pair in found.items() if self._files.get(path) != pair]
         with self._lock:
             inside = directory + os.sep
             gone = [p for p in self._files if p.startswith(inside) and p not in found]
-            total = self._remove(gone)
-            for memory, stamp in found.values():
-                total = total.merged(self._put(memory, stamp))
-            return total
+            removed = self._remove(gone)
+            return _combined([removed, *(self._put(memory, stamp) for memory, stamp in changed)])
 
     def _memory_at(self, path: str) -> MemoryFile | None:
         """The memory file at a path, by the same rules as the directory scan; None if none."""

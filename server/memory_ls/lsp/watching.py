@@ -29,6 +29,12 @@ from memory_ls.lsp.server import MemoryServer
 NO_SERVER_WATCH_ENV = "MEMORY_LS_NO_SERVER_WATCH"
 # Events within this window are handled as one batch (an editor's save is several).
 BATCH_DELAY_SECONDS = 0.03
+# A batch this large is a burst (an agent writing many memories at once). The kernel's
+# event queue can overflow in one (inotify keeps 16,384 events), and lost events would
+# leave the index wrong until the next change: once the burst has been quiet this long,
+# the directories it touched are read again.
+BURST_PATHS = 200
+BURST_QUIET_SECONDS = 1.0
 WATCHED_FILES_METHOD = types.WORKSPACE_DID_CHANGE_WATCHED_FILES
 MARKDOWN_GLOB = "**/*.md"
 
@@ -64,6 +70,8 @@ class Watcher:
         self._missing: tuple[str, ...] = ()
         self._registration: str | None = None
         self._registered_for: tuple[str, ...] = ()
+        self._burst_directories: set[str] = set()
+        self._burst_timer: asyncio.TimerHandle | None = None
 
     # ----- events --------------------------------------------------------------------
 
@@ -96,10 +104,26 @@ class Watcher:
                 for path in paths
             )
         ]
+        if len(paths) >= BURST_PATHS:
+            self._burst(paths)
         future = self.ls.store_pool.submit(_update_safely, index, paths)
         future.add_done_callback(
             lambda done: self.ls.on_loop(lambda: self._updated(index, done.result(), related))
         )
+
+    def _burst(self, paths: set[str]) -> None:
+        """Remember where a burst happened; read those directories again once it is over."""
+        self._burst_directories.update(os.path.dirname(path) for path in paths)
+        if self._burst_timer is not None:
+            self._burst_timer.cancel()
+        loop = self.ls.loop
+        if loop is not None:
+            self._burst_timer = loop.call_later(BURST_QUIET_SECONDS, self._after_burst)
+
+    def _after_burst(self) -> None:
+        self._burst_timer = None
+        directories, self._burst_directories = self._burst_directories, set()
+        self.enqueue(d for d in directories if os.path.isdir(d))
 
     def _updated(self, index: MemoryIndex, update: Update, related: list[str]) -> None:
         # A configured folder removed as a whole takes its watch along: watch for its return.
