@@ -225,6 +225,9 @@ def _serve(args: argparse.Namespace, layer: Layer) -> int:
         tcp = (host, int(port))
     if args.root:
         os.chdir(args.root)
+    from memory_ls.lsp import startup
+
+    startup.begin()  # until the session has begun: see memory_ls/lsp/startup.py
     from memory_ls.lsp.server import serve  # the server's imports stay off other commands' path
 
     serve(layer, tcp=tcp)

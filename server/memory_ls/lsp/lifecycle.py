@@ -11,11 +11,13 @@ import time
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from memory_ls.lsp import configuration
+from memory_ls.lsp import configuration, startup
 from memory_ls.lsp.server import MemoryServer
 
 # How often the client's process is checked; the server exits within two of these.
 PARENT_POLL_SECONDS = 1.0
+# How long after `initialized` the start is over (see startup.py).
+STARTUP_SECONDS = 1.0
 
 logger = logging.getLogger(__name__)
 
@@ -38,10 +40,14 @@ def register(server: MemoryServer) -> None:
         ls.reconfigure()
         ls.started = True
         ls.folders_changed()
+        # The first messages of a session make pygls build converters for their types
+        # (generated code, see startup.py): the cache covers them too.
+        asyncio.get_running_loop().call_later(STARTUP_SECONDS, startup.end)
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: MemoryServer, params: None) -> None:
         ls.stopping = True
+        startup.end()  # a client that never said `initialized`
         for close in ls.closers:
             close()
 

@@ -10,11 +10,13 @@ so an event reported by both costs one update and at most one refresh.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
+import queue
 import threading
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from lsprotocol import types
@@ -72,6 +74,7 @@ class Watcher:
         self._registered_for: tuple[str, ...] = ()
         self._burst_directories: set[str] = set()
         self._burst_timer: asyncio.TimerHandle | None = None
+        self._serial = _SerialWorker("memory-ls-watch")
 
     # ----- events --------------------------------------------------------------------
 
@@ -144,7 +147,9 @@ class Watcher:
         folders = self.ls.config.folders
         self._missing = tuple(f.path for f in folders if not os.path.isdir(f.path))
         if os.environ.get(NO_SERVER_WATCH_ENV) != "1":
-            self._watch_on_server(folders)
+            # Off the event loop: setting up watches over large trees takes tens of ms,
+            # and the first completion request is waiting. One thread keeps them in order.
+            self._serial.submit(self._watch_on_server, folders)
         paths = tuple(f.path for f in folders)
         if paths != self._registered_for:
             self._registered_for = paths
@@ -152,6 +157,9 @@ class Watcher:
 
     def stop(self) -> None:
         """Stop the server's watcher."""
+        self._serial.submit(self._stop_observer)
+
+    def _stop_observer(self) -> None:
         observer, self._observer = self._observer, None
         if observer is not None:
             observer.stop()
@@ -317,3 +325,29 @@ class _Handler:
         ]
         if wanted:
             self.watcher.enqueue(wanted)
+
+
+class _SerialWorker:
+    """Runs calls one after another in a daemon thread (started with the first call)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._calls: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, function: Callable[..., None], *args: Any) -> None:
+        """Queue a call; a failure is logged."""
+        self._calls.put(functools.partial(function, *args))
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            call = self._calls.get()
+            try:
+                call()
+            except Exception:
+                logger.exception("%s failed", self._name)
