@@ -108,7 +108,7 @@ def span(server: Session, line: int, before_start: str, before_end: str) -> type
 async def test_all_names_resolved_once_and_cut_to_a_limit(server: Session) -> None:
     result = await complete(server, f"See [[{CURSOR}]]")
     names = labels(result)
-    assert len(names) == 100
+    assert len(names) == 50
     assert len(set(names)) == len(names)
     assert result.is_incomplete is True
 

@@ -102,11 +102,11 @@ def disk_names(ws: Workspace) -> set[str]:
 
 
 def blocks(names: set[str]) -> dict[str, set[str]]:
-    """Names grouped by a prefix that leaves at most 100 in a group (one completion list)."""
+    """Names grouped by a prefix that leaves at most 50 in a group (one completion list)."""
     grouped: dict[str, set[str]] = {}
     for name in names:
-        grouped.setdefault(name[:-2], set()).add(name)  # `storm/w0_0012` -> `storm/w0_00`
-    assert all(len(group) <= 100 for group in grouped.values())
+        grouped.setdefault(name[:-1], set()).add(name)  # `storm/w0_0012` -> `storm/w0_001`
+    assert all(len(group) <= 50 for group in grouped.values())
     return grouped
 
 

@@ -24,7 +24,7 @@ from memory_ls.core.store import MemoryFile
 from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.text import client_column
 
-MAX_ITEMS = 100
+MAX_ITEMS = 50
 _SORT_TEXTS = tuple(f"1{position:04d}" for position in range(MAX_ITEMS))
 SCAN_WAIT_SECONDS = 2.0
 FUZZY_CUTOFF = 60

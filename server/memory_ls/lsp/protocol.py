@@ -1,19 +1,28 @@
-"""The JSON-RPC protocol, with one repair: every request that can be told apart gets an answer.
+"""The JSON-RPC protocol, with one repair and one shortcut.
 
-pygls drops a request whose parameters do not fit the LSP types (for example
-`workspace/executeCommand` with `"arguments": false`): it logs the error and sends
-nothing, so the client waits forever. Here such a request is answered with an
-InvalidParams error whose `data.code` is `invalid-arguments`, like our own refusals.
+The repair: every request that can be told apart gets an answer. pygls drops a request
+whose parameters do not fit the LSP types (for example `workspace/executeCommand` with
+`"arguments": false`): it logs the error and sends nothing, so the client waits
+forever. Here such a request is answered with an InvalidParams error whose `data.code`
+is `invalid-arguments`, like our own refusals.
+
+The shortcut: pygls tells requests, notifications and responses apart by `isinstance`
+against runtime-checkable Protocols, 30 to 70 microseconds a message on Python 3.11 (a
+keystroke is two messages). Messages are attrs classes with slots, whose attributes are
+the same for every instance: the kind is decided once per class.
 """
 
 from __future__ import annotations
 
+import contextvars
 from dataclasses import dataclass
 from typing import Any
 
-from lsprotocol.types import ResponseError
+import attrs
+from lsprotocol.types import EXIT, ResponseError
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import RPCError, RPCNotification, RPCRequest, RPCResponse
 
 INVALID_PARAMS = -32602
 
@@ -48,7 +57,11 @@ class MemoryProtocol(LanguageServerProtocol):
     def handle_message(self, message: Any) -> None:
         """Answer an unreadable request with an error; handle anything else as pygls does."""
         if not isinstance(message, Unreadable):
-            super().handle_message(message)
+            kind = _kind(type(message))
+            if kind is None:
+                super().handle_message(message)
+            else:
+                self._dispatch(kind, message)
             return
         if message.request_id is None:
             return  # a notification: nobody waits for an answer
@@ -60,3 +73,50 @@ class MemoryProtocol(LanguageServerProtocol):
                 data={"code": "invalid-arguments"},
             ),
         )
+
+    def _dispatch(self, kind: str, message: Any) -> None:
+        """pygls's `handle_message`, with the kind of message known."""
+        if message.jsonrpc != self.VERSION:
+            super().handle_message(message)  # pygls logs and drops it
+            return
+        if self._shutdown and getattr(message, "method", "") != EXIT:
+            super().handle_message(message)  # pygls logs and drops it
+            return
+        # Each handler runs in its own context, as in pygls.
+        run = contextvars.copy_context().run
+        if kind == "request":
+            run(self._handle_request, message.id, message.method, message.params)
+        elif kind == "notification":
+            run(self._handle_notification, message.method, message.params)
+        elif kind == "response":
+            run(self._handle_response, message.id, message.result)
+        else:
+            run(self._handle_response, message.id, None, message.error)
+
+
+_KINDS: dict[type, str | None] = {}
+
+
+def _kind(cls: type) -> str | None:
+    """What a message class is (pygls's tests, once per class); None: left to pygls."""
+    try:
+        return _KINDS[cls]
+    except KeyError:
+        pass
+    kind: str | None = None
+    if attrs.has(cls):
+        fields = {field.name for field in attrs.fields(cls)}
+        if _has_all(fields, RPCRequest):
+            kind = "request"
+        elif _has_all(fields, RPCNotification):
+            kind = "notification"
+        elif _has_all(fields, RPCResponse):
+            kind = "response"
+        elif _has_all(fields, RPCError):
+            kind = "error"
+    _KINDS[cls] = kind
+    return kind
+
+
+def _has_all(fields: set[str], protocol: type) -> bool:
+    return set(protocol.__annotations__) <= fields
