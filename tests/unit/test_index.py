@@ -99,6 +99,11 @@ def test_updates_follow_files_and_folders(tmp_path: Path) -> None:
     assert sorted(index.update_path(str(primary / "topic")).added) == ["topic/b", "topic/c"]
     shutil.rmtree(primary / "topic")
     assert sorted(index.update_path(str(primary / "topic")).removed) == ["topic/b", "topic/c"]
+    write(primary / "deep" / "er" / "d.md")
+    assert index.update_path(str(primary / "deep" / "er" / "d.md")).added == ("deep/er/d",)
+    shutil.rmtree(primary / "deep")  # the event names the outer folder only
+    assert index.update_path(str(primary / "deep")).removed == ("deep/er/d",)
+    assert index.update_path(str(primary / "never_indexed")).changed is False
 
     (primary / "a.md").unlink()
     assert index.update_path(str(primary / "a.md")).removed == ("a",)

@@ -373,6 +373,9 @@ class MemoryIndex:
         self._order = {folder.path: rank for rank, folder in enumerate(config.folders)}
         # Path -> (file, stamp); the stamp is None until the file is first looked at.
         self._files: dict[str, tuple[MemoryFile, Stamp | None]] = {}
+        # The directories that hold (or held) indexed files: a deleted path that is none
+        # of them, nor above one, had nothing indexed under it (no walk over every file).
+        self._directories: set[str] = set()
         self._by_name: dict[str, list[MemoryFile]] = {}  # valid names, in lookup order
         # Names per scope: every name sorted; per scope, the set of names and (built on
         # first use, then kept current) the scope's own sorted names.
@@ -427,6 +430,7 @@ class MemoryIndex:
         every = _SortedNames(sorted((name.casefold(), name) for name in by_name))
         with self._lock:
             self._files = {memory.path: (memory, None) for memory in found}
+            self._directories = {os.path.dirname(path) for path in self._files}
             self._by_name = by_name
             self._in_scope = in_scope
             self._views = {None: every, "project": None, "global": None}
@@ -453,6 +457,8 @@ class MemoryIndex:
                     return self._remove([path])
                 # A directory that went away: drop everything that was under it.
                 inside = path + os.sep
+                if not any(d == path or d.startswith(inside) for d in self._directories):
+                    return Update()
                 return self._remove([p for p in self._files if p.startswith(inside)])
         memory = self._memory_at(path)
         stamp = _stamp(path) if memory is not None else None
@@ -513,6 +519,7 @@ class MemoryIndex:
         if known is not None and known[1] == stamp and known[0] == memory:
             return Update()
         self._files[memory.path] = (memory, stamp)
+        self._directories.add(os.path.dirname(memory.path))
         self._generation += 1
         if known is not None:
             return Update(modified=(memory.name,))

@@ -66,6 +66,9 @@ class Watcher:
         self._lock = threading.Lock()
         self._pending: set[str] = set()
         self._flush_scheduled = False
+        # An index update is running in a store thread (set and read on the event loop).
+        self._updating = False
+        self._flush_when_updated = False
         self._observer: Any = None
         self._watches: dict[tuple[str, bool], Any] = {}
         self._handler = _Handler(self)
@@ -93,6 +96,11 @@ class Watcher:
             loop.call_later(BATCH_DELAY_SECONDS, self._flush)
 
     def _flush(self) -> None:
+        if self._updating:
+            # One update at a time: updates side by side only fight over the index's lock
+            # and the GIL while completion waits. These paths go when this one is done.
+            self._flush_when_updated = True
+            return
         with self._lock:
             paths, self._pending = self._pending, set()
             self._flush_scheduled = False
@@ -109,6 +117,7 @@ class Watcher:
         ]
         if len(paths) >= BURST_PATHS:
             self._burst(paths)
+        self._updating = True
         future = self.ls.store_pool.submit(_update_safely, index, paths)
         future.add_done_callback(
             lambda done: self.ls.on_loop(lambda: self._updated(index, done.result(), related))
@@ -129,6 +138,10 @@ class Watcher:
         self.enqueue(d for d in directories if os.path.isdir(d))
 
     def _updated(self, index: MemoryIndex, update: Update, related: list[str]) -> None:
+        self._updating = False
+        if self._flush_when_updated:
+            self._flush_when_updated = False
+            self._flush()
         # A configured folder removed as a whole takes its watch along: watch for its return.
         vanished = any(
             not os.path.isdir(f.path) for f in index.config.folders if f.path not in self._missing
