@@ -1,7 +1,7 @@
 """Live changes (SPEC 3.5): the client's file events and the server's own watcher.
 
 The client's `workspace/didChangeWatchedFiles` is registered where the client allows
-dynamic registration; the server also watches every configured folder with watchdog,
+dynamic registration; the server also watches every configured folder (watchfiles),
 so folders outside the workspace and clients without file events are covered too.
 Both sources feed one queue of paths; each path is re-read from disk once per batch,
 so an event reported by both costs one update and at most one refresh.
@@ -23,6 +23,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from memory_ls.core.folders import Folder
+from memory_ls.core.fsio import is_temp_file
 from memory_ls.core.index import MemoryIndex, Update
 from memory_ls.lsp.server import MemoryServer
 
@@ -36,6 +37,11 @@ BATCH_DELAY_SECONDS = 0.03
 # leave the index wrong until the next change: once the burst has been quiet this long,
 # the directories it touched are read again.
 BURST_PATHS = 200
+# How the server's own watcher groups events: a group is handed over once nothing new
+# came for STEP_MS, or DEBOUNCE_MS after its first event at the latest.
+STEP_MS = 50
+DEBOUNCE_MS = 200
+CHANGE_MODIFIED = 2  # watchfiles.Change.modified
 BURST_QUIET_SECONDS = 1.0
 WATCHED_FILES_METHOD = types.WORKSPACE_DID_CHANGE_WATCHED_FILES
 MARKDOWN_GLOB = "**/*.md"
@@ -69,9 +75,8 @@ class Watcher:
         # An index update is running in a store thread (set and read on the event loop).
         self._updating = False
         self._flush_when_updated = False
-        self._observer: Any = None
-        self._watches: dict[tuple[str, bool], Any] = {}
-        self._handler = _Handler(self)
+        # The server's own watches, recursive and flat (see watch_plan).
+        self._watches: dict[bool, _FolderWatch | None] = {}
         self._missing: tuple[str, ...] = ()
         self._registration: str | None = None
         self._registered_for: tuple[str, ...] = ()
@@ -170,39 +175,25 @@ class Watcher:
 
     def stop(self) -> None:
         """Stop the server's watcher."""
-        self._serial.submit(self._stop_observer)
+        self._serial.submit(self._stop_watches)
 
-    def _stop_observer(self) -> None:
-        observer, self._observer = self._observer, None
-        if observer is not None:
-            observer.stop()
+    def _stop_watches(self) -> None:
+        watches, self._watches = self._watches, {}
+        for watch in watches.values():
+            if watch is not None:
+                watch.stop()
 
     def _watch_on_server(self, folders: tuple[Folder, ...]) -> None:
-        try:
-            from watchdog.observers import Observer
-        except ImportError:  # pragma: no cover - watchdog is a dependency
-            logger.warning("watchdog is missing; only the client's file events are used")
-            return
-        if self._observer is None:
-            self._observer = Observer()
-            self._observer.daemon = True
-            self._observer.start()
-        observer = self._observer
-        plan = set(watch_plan([f.path for f in folders]))
-        # Only what changed is (un)scheduled: stopping a watch that is busy makes
-        # watchdog log errors, and re-creating unchanged ones could miss events.
-        for key in [key for key in self._watches if key not in plan]:
-            try:
-                observer.unschedule(self._watches.pop(key))
-            except (KeyError, OSError) as exc:  # the folder was deleted with its watch
-                logger.debug("unwatching %s: %s", key[0], exc)
-        for path, recursive in sorted(plan - set(self._watches)):
-            try:
-                self._watches[path, recursive] = observer.schedule(
-                    self._handler, path, recursive=recursive
-                )
-            except OSError as exc:
-                logger.warning("cannot watch %s: %s", path, exc)
+        plan = watch_plan([f.path for f in folders])
+        for recursive in (True, False):
+            paths = tuple(path for path, deep in plan if deep == recursive)
+            current = self._watches.get(recursive)
+            if current is not None and current.paths == paths:
+                continue
+            # The new watch is active before the old one stops: no event falls between.
+            self._watches[recursive] = _FolderWatch.start(paths, recursive, self.enqueue)
+            if current is not None:
+                current.stop()
 
     async def _register_with_client(self, folders: tuple[Folder, ...]) -> None:
         ls = self.ls
@@ -316,28 +307,68 @@ def _log_failure(task: asyncio.Future[None]) -> None:
         logger.warning("file watch registration failed: %s", task.exception())
 
 
-class _Handler:
-    """A watchdog event handler feeding the watcher's queue."""
+class _FolderWatch:
+    """The server's own watch over some folders, in a thread of its own.
 
-    def __init__(self, watcher: Watcher) -> None:
-        self.watcher = watcher
+    watchfiles (the Rust notify crate) does the watching: inotify, FSEvents or
+    ReadDirectoryChangesW, new subfolders followed, events grouped in Rust without the
+    GIL. watchdog, used before, paired renames in Python with a linear search per event:
+    in an event storm its threads held the GIL most of the time while completion waited.
+    """
 
-    def dispatch(self, event: Any) -> None:
-        """Queue the paths of an event that may change which memories exist or what they say."""
-        kind = event.event_type
-        if kind not in ("created", "deleted", "modified", "moved", "closed"):
-            return
-        # A directory's "modified" only means its entries changed; the files report that.
-        if event.is_directory and kind in ("modified", "closed"):
-            return
-        paths = [event.src_path]
-        if kind == "moved":
-            paths.append(event.dest_path)
-        wanted = [
-            os.fsdecode(p) for p in paths if event.is_directory or os.fsdecode(p).endswith(".md")
-        ]
-        if wanted:
-            self.watcher.enqueue(wanted)
+    def __init__(self, paths: tuple[str, ...], notify: Any) -> None:
+        self.paths = paths
+        self._notify = notify
+        self._stop = threading.Event()
+
+    @classmethod
+    def start(
+        cls, paths: tuple[str, ...], recursive: bool, enqueue: Callable[[Iterable[str]], None]
+    ) -> _FolderWatch | None:
+        """Watch `paths` (active on return); None when there is nothing to watch."""
+        if not paths:
+            return None
+        # The class watchfiles.watch() loops over, made here rather than in the thread so
+        # that the watch is active on return, as the caller expects.
+        from watchfiles._rust_notify import RustNotify
+
+        try:
+            notify = RustNotify(list(paths), False, False, 300, recursive, True)
+        except (OSError, RuntimeError) as exc:  # a folder went away meanwhile: watched again then
+            logger.warning("cannot watch %s: %s", ", ".join(paths), exc)
+            return None
+        watch = cls(paths, notify)
+        name = "memory-ls-watch" + ("" if recursive else "-flat")
+        threading.Thread(target=watch._run, args=(enqueue,), name=name, daemon=True).start()
+        return watch
+
+    def stop(self) -> None:
+        """End the watch (its thread sees this within a step)."""
+        self._stop.set()
+
+    def _run(self, enqueue: Callable[[Iterable[str]], None]) -> None:
+        with self._notify as notify:
+            while True:
+                try:
+                    changes = notify.watch(DEBOUNCE_MS, STEP_MS, 0, self._stop)
+                except Exception:
+                    logger.exception("watching %s failed", ", ".join(self.paths))
+                    return
+                if changes == "stop" or self._stop.is_set():
+                    return
+                if isinstance(changes, set):
+                    wanted = [path for change, path in changes if _may_matter(change, path)]
+                    if wanted:
+                        enqueue(wanted)
+
+
+def _may_matter(change: int, path: str) -> bool:
+    """Whether a change may change which memories exist or what they say."""
+    if path.endswith(".md"):
+        return True
+    # Any other path that appeared or went away may be a folder with memories in it;
+    # other files' contents do not matter, nor our own temporary files.
+    return change != CHANGE_MODIFIED and not is_temp_file(os.path.basename(path))
 
 
 class _SerialWorker:
