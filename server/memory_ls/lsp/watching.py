@@ -37,12 +37,12 @@ BATCH_DELAY_SECONDS = 0.03
 # leave the index wrong until the next change: once the burst has been quiet this long,
 # the directories it touched are read again.
 BURST_PATHS = 200
+BURST_QUIET_SECONDS = 1.0
 # How the server's own watcher groups events: a group is handed over once nothing new
 # came for STEP_MS, or DEBOUNCE_MS after its first event at the latest.
 STEP_MS = 50
 DEBOUNCE_MS = 200
 CHANGE_MODIFIED = 2  # watchfiles.Change.modified
-BURST_QUIET_SECONDS = 1.0
 WATCHED_FILES_METHOD = types.WORKSPACE_DID_CHANGE_WATCHED_FILES
 MARKDOWN_GLOB = "**/*.md"
 
