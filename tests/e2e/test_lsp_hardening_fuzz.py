@@ -477,6 +477,52 @@ async def test_every_call_is_answered_and_touches_nothing_outside(
     assert process is not None and process.returncode is None, "the server died"
 
 
+# Names built to lead out of the store, each given to every writer in a well-formed call:
+# the random calls above reach them only by chance.
+# (`team_escape` is left out: a link by that name waits in an additional folder, but a
+# new memory of that name is rightly saved in the primary folder.)
+ESCAPING_NAMES = [
+    name
+    for name in HOSTILE_NAMES
+    if any(t in name for t in ("..", "escape", BAIT, "/etc/")) and name != "team_escape"
+]
+
+
+def escaping_calls(name: str) -> list[tuple[str, dict[str, Any]]]:
+    """Well-formed writer calls with `name` where a memory name goes."""
+    return [
+        ("memory.save", {"name": name, "content": "fuzz\n", "tags": ["fuzz"]}),
+        ("memory.edit", {"name": name, "content": "fuzz\n"}),
+        ("memory.edit", {"name": name, "needle": "BAIT", "replacement": "pwned"}),
+        ("memory.delete", {"name": name}),
+        ("memory.move", {"name": name, "newName": "fuzz_moved"}),
+        ("memory.move", {"name": "fuzz_source", "newName": name}),
+    ]
+
+
+async def test_names_that_lead_out_are_refused_by_every_writer(
+    server: Session, ws: Workspace
+) -> None:
+    await server.command("memory.save", {"name": "fuzz_source", "content": "source\n"})
+    bait = str(ws.base / "bait")
+    refused: Counter[str] = Counter()
+    for name in ESCAPING_NAMES:
+        for command, arguments in escaping_calls(substitute(name, bait)):
+            outside_before, inside_before = outside_state(ws), inside_state(ws)
+            try:
+                result = await execute(server, {"command": command, "arguments": [arguments]})
+            except JsonRpcException as error:
+                check_answer(ws, error)
+                refused[error.data["code"]] += 1
+                OUTCOMES[error.data["code"]] += 1
+            else:
+                pytest.fail(f"{command} {arguments} was not refused: {result}")
+            assert changed(outside_before, outside_state(ws)) == [], (command, arguments)
+            assert changed(inside_before, inside_state(ws)) == [], (command, arguments)
+    print("escaping names refused:", dict(sorted(refused.items())))
+    assert {"invalid-name", "outside-store"} <= set(refused)
+
+
 MALFORMED_PARAMS = [
     None,
     [1],

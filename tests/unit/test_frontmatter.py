@@ -167,6 +167,28 @@ def test_broken_frontmatter_is_readable_and_kept_byte_for_byte(ws: Workspace) ->
     assert [(d.path, d.severity) for d in found] == [(str(path), "error")]
 
 
+def test_keys_are_not_dropped_into_frontmatter_that_does_not_parse(ws: Workspace) -> None:
+    store = ws.store()
+    ws.write(ws.primary / "broken.md", BROKEN)
+    # Tags and keys cannot go into a block that does not parse, and replacing the block
+    # would lose it: refused, with the reason, rather than silently dropped.
+    with ws.refuses("invalid-arguments") as refused:
+        store.save("broken", "saved\n", tags=["auth"])
+    assert str(refused.value).startswith("tags cannot be set: the memory's frontmatter")
+    assert "(line 3: Frontmatter is not valid YAML" in str(refused.value)
+    with ws.refuses("invalid-arguments"):
+        store.save("broken", "---\nowner: bob\n---\nsaved\n")
+    with ws.refuses("invalid-arguments") as refused:
+        store.import_records(
+            [
+                {"name": "first", "content": "would be imported first\n"},
+                {"name": "broken", "content": "x\n", "tags": ["auth"]},
+            ],
+            overwrite=True,
+        )
+    assert "record 2" in str(refused.value)
+
+
 @pytest.mark.parametrize(
     ("text", "line"),
     [

@@ -648,12 +648,26 @@ class Store:
             if not overwrite and self.locate_all(parsed.name, where):
                 skipped.append(record["name"])
                 continue
-            _path, folder, _by = self._route(parsed.name, parsed.is_global, where)
+            path, folder, _by = self._route(parsed.name, parsed.is_global, where)
             if folder.read_only:
                 raise ReadOnly(
                     f"record {index + 1}: {parsed.name!r} routes to the read-only folder "
                     f"{folder.path}; nothing was imported."
                 )
+            if os.path.exists(path):  # to be overwritten: its frontmatter must take the keys
+                try:
+                    _document_for_save(
+                        parse_document(read_text(path)),
+                        record["content"],
+                        record.get("tags") or None,
+                        record.get("metadata"),
+                        None,
+                        None,
+                    )
+                except InvalidArguments as exc:
+                    raise InvalidArguments(
+                        f"record {index + 1} ({parsed.name!r}): {exc.message} Nothing was imported."
+                    ) from exc
             try:
                 self._check_size(record["content"].encode("utf-8"), parsed.name)
             except TooLarge as exc:
@@ -743,6 +757,15 @@ def _document_for_save(
     content_tags = extra.pop("tags", None)
     if tags is None and isinstance(content_tags, list):
         tags = [str(t) for t in content_tags]
+    if old is not None and old.problem is not None and (tags is not None or extra):
+        # Keys cannot be merged into a block that does not parse, and replacing the block
+        # would lose what the author wrote there: refuse rather than drop them silently.
+        keys = ", ".join(sorted({*extra, *(["tags"] if tags is not None else [])}))
+        raise InvalidArguments(
+            f"{keys} cannot be set: the memory's frontmatter does not parse, and it is kept "
+            f"as written (line {old.problem.line + 1}: {old.problem.message}) Save without "
+            f"{keys}, or fix the frontmatter first; nothing was written."
+        )
     updated = parse_timestamp(updated_at if updated_at is not None else extra.get("updated_at"))
     extra.pop("created_at", None)
     extra.pop("updated_at", None)
