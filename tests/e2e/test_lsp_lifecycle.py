@@ -100,6 +100,9 @@ class _Connection:
         return self.next_id
 
     async def response(self, request_id: int) -> Any:
+        return (await self.message(request_id))["result"]
+
+    async def message(self, request_id: int) -> Any:
         while True:
             length = 0
             while (line := await self.reader.readline()) not in (b"\r\n", b""):
@@ -107,7 +110,7 @@ class _Connection:
                     length = int(line.split(b":")[1])
             message = json.loads(await self.reader.readexactly(length))
             if message.get("id") == request_id and "method" not in message:
-                return message["result"]
+                return message
             if "method" in message and "id" in message:  # a request to the client
                 self.writer.write(_answer(message["id"]))
 
@@ -115,6 +118,44 @@ class _Connection:
 def _answer(request_id: Any) -> bytes:
     body = json.dumps({"jsonrpc": "2.0", "id": request_id, "result": None}).encode()
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+@pytest.mark.parametrize("level", ["WARNING", "DEBUG"])
+async def test_refusals_are_answered_without_a_traceback_in_the_log(
+    workspace: Workspace, level: str
+) -> None:
+    server = await asyncio.create_subprocess_exec(
+        *SERVER_COMMAND,
+        env={**SERVER_ENV, "MEMORY_LS_LOG_LEVEL": level},
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    connection = _Connection(server.stdout, server.stdin)
+    initialize = connection.send(
+        "initialize",
+        {
+            "processId": None,
+            "rootUri": workspace.root.as_uri(),
+            "capabilities": {},
+            "initializationOptions": workspace.init_options(),
+        },
+    )
+    await asyncio.wait_for(connection.response(initialize), 10)
+    connection.send("initialized", {}, request=False)
+    read = connection.send(
+        "workspace/executeCommand",
+        {"command": "memory.read", "arguments": [{"name": "no_such_memory"}]},
+    )
+    refused = await asyncio.wait_for(connection.message(read), 10)
+    assert refused["error"]["data"] == {"code": "not-found"}
+    connection.send("shutdown", None)
+    connection.send("exit", None, request=False)
+    _, log = await asyncio.wait_for(server.communicate(), 10)
+    assert b"Traceback" not in log, log.decode(errors="replace")
+    # Under DEBUG the refusal is still there, as one line.
+    assert (b"refused [not-found]" in log) == (level == "DEBUG"), log.decode(errors="replace")
 
 
 async def test_serves_over_tcp(workspace: Workspace) -> None:

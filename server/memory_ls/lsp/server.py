@@ -204,6 +204,7 @@ def serve(cli: Layer, tcp: tuple[str, int] | None = None) -> None:
         level=os.environ.get(LOG_LEVEL_ENV, "WARNING"),
         format="memory-ls: %(levelname)s: %(message)s",
     )
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(quiet_refusals)
     server = build_server(cli)
     try:
         if tcp is None:
@@ -215,6 +216,24 @@ def serve(cli: Layer, tcp: tuple[str, int] | None = None) -> None:
     finally:
         server.store_pool.shutdown(wait=False, cancel_futures=True)
     exit_without_waiting(EXIT_GRACE_SECONDS)
+
+
+def quiet_refusals(record: logging.LogRecord) -> bool:
+    """Log a refusal (a store error sent as the answer) as one debug line, not a traceback.
+
+    pygls logs every error a handler raises with its traceback, and a refusal such as
+    `not-found` is a normal answer: the client's log would fill with alarming traces.
+    """
+    error = record.exc_info[1] if record.exc_info else None
+    data = getattr(error, "data", None)
+    if not (isinstance(data, dict) and isinstance(data.get("code"), str)):
+        return True  # a real failure: keep the traceback
+    if not logging.getLogger(record.name).isEnabledFor(logging.DEBUG):
+        return False
+    record.exc_info, record.exc_text = None, None
+    record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+    record.msg, record.args = "refused [%s]: %s", (data["code"], error)
+    return True
 
 
 def exit_without_waiting(grace: float) -> None:
