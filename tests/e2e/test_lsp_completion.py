@@ -257,5 +257,14 @@ async def test_nothing_offered_outside_a_context(server: Session) -> None:
         f"---\ntitle: [a{CURSOR}]\n---\n",
         f"---\ntags: [a]\n---\n- {CURSOR}\n",
         f"[[done]] and{CURSOR}",
+        # In fenced code `[[` is code, as references there are not links.
+        f"```python\nx = [[sty{CURSOR}\n```\n",
+        f"~~~~\n```\n`mem:sty{CURSOR}\n~~~~\n",
+        f"```\nnever closed\n[[sty{CURSOR}\n",
     ):
         assert await server.complete_at(f"notes/doc_{next(_documents)}.md", marked) is None
+
+
+async def test_completion_resumes_after_a_code_block(server: Session) -> None:
+    result = await complete(server, f"```\n[[code]]\n```\nSee [[sty{CURSOR}\n")
+    assert "style_guide" in labels(result)

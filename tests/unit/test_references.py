@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory_ls.core.references import find_references, rewrite_references
+from memory_ls.core.references import find_references, in_fenced_code, rewrite_references
 
 TEXT = """---
 see: "[[in_frontmatter]]"
@@ -46,3 +46,18 @@ def test_rewrite_keeps_form_label_and_everything_else() -> None:
     assert new == (
         "[[b_new]] [[b_new|keep me]] `mem:b_new` [[ab]] `mem:abc` [[global/a]]\n```\n[[a]]\n```\n"
     )
+
+
+def test_which_lines_are_fenced_code() -> None:
+    lines = [
+        "text",  # 0
+        "```python",  # 1: a fence is code too
+        "[[x]]",  # 2
+        "~~~",  # 3: not the fence that opened the block
+        "````",  # 4: a longer fence of the same kind closes it
+        "after",  # 5
+        "   ~~~~",  # 6: up to three spaces of indent
+        "inside",  # 7 (never closed: code to the end)
+    ]
+    fenced = [number for number in range(len(lines)) if in_fenced_code(lines, number)]
+    assert fenced == [1, 2, 3, 4, 6, 7]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from memory_ls.core.document import split_frontmatter
@@ -44,15 +44,30 @@ def iter_lines_outside_code(text: str, first_line: int = 0) -> Iterator[tuple[in
     """Lines of Markdown text with their numbers, skipping fenced code blocks."""
     fence: str | None = None
     for number, line in enumerate(text.split("\n"), start=first_line):
-        match = _FENCE.match(line)
-        if fence is None and match:
-            fence = match.group(1)[0] * len(match.group(1))
-            continue
-        if fence is not None:
-            if match and match.group(1).startswith(fence) and not line.strip(" `~"):
-                fence = None
-            continue
-        yield number, line
+        fence, code = _fence_step(fence, line)
+        if not code:
+            yield number, line
+
+
+def in_fenced_code(lines: Sequence[str], line_no: int) -> bool:
+    """Whether a line is inside a fenced code block (or is one of its fences)."""
+    fence: str | None = None
+    code = False
+    for line in lines[: line_no + 1]:
+        fence, code = _fence_step(fence, line)
+    return code
+
+
+def _fence_step(fence: str | None, line: str) -> tuple[str | None, bool]:
+    """The fence still open after `line`, and whether `line` is code or a fence."""
+    match = _FENCE.match(line)
+    if fence is None:
+        if match:
+            return match.group(1)[0] * len(match.group(1)), True
+        return None, False
+    if match and match.group(1).startswith(fence) and not line.strip(" `~"):
+        return None, True
+    return fence, True
 
 
 def references_in_line(line: str, number: int) -> list[Reference]:

@@ -19,6 +19,7 @@ from lsprotocol import types
 
 from memory_ls.core.index import Entry, MemoryIndex
 from memory_ls.core.names import GLOBAL_PREFIX, normalize_input
+from memory_ls.core.references import in_fenced_code
 from memory_ls.core.routing import routing_prefixes
 from memory_ls.core.store import MemoryFile
 from memory_ls.lsp.server import MemoryServer
@@ -147,6 +148,8 @@ def find_context(lines: Sequence[str], line_no: int, column: int) -> Context | N
     line = lines[line_no]
     before, after = line[:column], line[column:]
     wiki = _WIKI_OPEN.search(before)
+    if (wiki or _MEM_OPEN.search(before)) and _in_code(lines, line_no):
+        return None  # `[[x` in a code block is code: references there are not links
     if wiki:
         rest = _WIKI_REST.match(after)
         tail = rest.group(0) if rest else ""
@@ -165,6 +168,12 @@ def find_context(lines: Sequence[str], line_no: int, column: int) -> Context | N
     if _in_frontmatter(lines, line_no):
         return _tag_context(lines, line_no, column)
     return None
+
+
+def _in_code(lines: Sequence[str], line_no: int) -> bool:
+    # Most notes have no fence at all: one search over the text decides it.
+    before = "\n".join(lines[: line_no + 1])
+    return ("```" in before or "~~~" in before) and in_fenced_code(lines, line_no)
 
 
 def _name_context(
