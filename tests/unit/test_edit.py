@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from store_helpers import Workspace
 
@@ -90,6 +92,25 @@ def test_no_match_and_bad_regex_change_nothing(notes: Workspace) -> None:
         store.edit("notes", needle="(", replacement="x", mode="regex")
     with notes.refuses("invalid-arguments"):
         store.edit("notes", needle="Notes", replacement=r"\1", mode="regex")
+
+
+def test_a_regex_that_backtracks_without_end_is_stopped(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memory_ls.core import store as store_module
+
+    monkeypatch.setattr(store_module, "REGEX_TIMEOUT_SECONDS", 0.2)
+    ws.write(ws.primary / "long.md", "a" * 60 + "b\n")
+    store = ws.store()
+    started = time.monotonic()
+    with ws.refuses("invalid-arguments") as refused:
+        # Alternatives that overlap, repeated, against a's and then a b: the number of ways
+        # to split the a's grows exponentially, and each is tried.
+        store.edit("long", needle=r"(a|aa)+$", replacement="x", mode="regex")
+    assert time.monotonic() - started < 5
+    assert "backtracks" in str(refused.value)
+    # The folder's write lock was let go: the next write goes through.
+    store.edit("long", needle="b", replacement="c")
 
 
 def test_edit_never_reroutes(ws: Workspace) -> None:

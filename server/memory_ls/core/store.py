@@ -9,10 +9,11 @@ from __future__ import annotations
 import errno
 import operator
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import regex
 
 from memory_ls.core.document import (
     Document,
@@ -54,6 +55,8 @@ from memory_ls.core.routing import route_new
 
 SCOPES = ("project", "global", "all")
 DEFAULT_SEARCH_LIMIT = 50
+# How long a regex edit may search one memory (see _compile).
+REGEX_TIMEOUT_SECONDS = 2.0
 # Listings and search skip files this many times over maxMemoryBytes (bounded work).
 LISTING_READ_LIMIT = 4
 # Reading a scanned file without following a link that replaced it since the scan.
@@ -788,25 +791,45 @@ def _with_timestamps(doc: Document, created_at: object, updated_at: object) -> D
     return with_keys(base, changes, remove)
 
 
-def _compile(needle: object, mode: object) -> re.Pattern[str]:
+def _compile(needle: object, mode: object) -> regex.Pattern[str]:
+    # The regex module: Python's syntax (version 0), and a timeout, which `re` lacks: a
+    # pattern that backtracks without end would hold the folder's write lock for good.
     assert isinstance(needle, str)
     if mode == "regex":
         try:
-            return re.compile(needle, re.MULTILINE | re.DOTALL)
-        except re.error as exc:
+            return regex.compile(needle, regex.MULTILINE | regex.DOTALL | regex.VERSION0)
+        except regex.error as exc:
             raise InvalidArguments(f"needle is not a valid regular expression: {exc}.") from exc
-    return re.compile(re.escape(needle))
+    return regex.compile(regex.escape(needle))
 
 
 def _replace(
     body: str,
-    pattern: re.Pattern[str],
+    pattern: regex.Pattern[str],
     replacement: str,
     is_regex: bool,
     allow_multiple: bool,
     name: str,
 ) -> tuple[str, int]:
-    count = sum(1 for _ in pattern.finditer(body))
+    try:
+        return _replace_in_time(body, pattern, replacement, is_regex, allow_multiple, name)
+    except TimeoutError as exc:
+        raise InvalidArguments(
+            f"The regular expression ran over {REGEX_TIMEOUT_SECONDS:g} s on memory {name!r} "
+            "(it backtracks too much: repeated groups whose parts can match the same text, "
+            "such as (a|aa)+, try every way to split it); nothing was changed."
+        ) from exc
+
+
+def _replace_in_time(
+    body: str,
+    pattern: regex.Pattern[str],
+    replacement: str,
+    is_regex: bool,
+    allow_multiple: bool,
+    name: str,
+) -> tuple[str, int]:
+    count = sum(1 for _ in pattern.finditer(body, timeout=REGEX_TIMEOUT_SECONDS))
     if count == 0:
         raise NoMatch(f"The needle was not found in memory {name!r}; nothing was changed.")
     if count > 1 and not allow_multiple:
@@ -816,10 +839,10 @@ def _replace(
         )
     try:
         if is_regex:
-            new_body = pattern.sub(replacement, body)
+            new_body = pattern.sub(replacement, body, timeout=REGEX_TIMEOUT_SECONDS)
         else:
-            new_body = pattern.sub(lambda _m: replacement, body)
-    except (re.error, IndexError) as exc:
+            new_body = pattern.sub(lambda _m: replacement, body, timeout=REGEX_TIMEOUT_SECONDS)
+    except (regex.error, IndexError) as exc:
         raise InvalidArguments(f"replacement is not valid for this regex: {exc}.") from exc
     return new_body, count
 
