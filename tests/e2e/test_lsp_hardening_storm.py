@@ -141,23 +141,31 @@ async def test_the_server_ends_consistent_with_the_disk(storm: Storm) -> None:
     assert expected_broken, "some linked memories were deleted by the storm"
     version = 100
 
+    last_mismatch = ""
+
     async def consistent() -> bool:
-        nonlocal version
+        nonlocal version, last_mismatch
         for prefix, names in sorted(blocks(truth).items()):
             version += 1
             server.replace_text(uri, f"[[{prefix}", version)
             result = await server.complete(uri, 0, server.units("[[" + prefix))
             assert result is not None
-            if {item.label for item in result.items if item.label.startswith(prefix)} != names:
+            offered = {item.label for item in result.items if item.label.startswith(prefix)}
+            if offered != names:
+                last_mismatch = f"[[{prefix}: missing {names - offered}, extra {offered - names}"
                 return False
         broken = {
             d.data["name"]
             for d in server.client.diagnostics.get(links, ())
             if d.code == "broken-link" and isinstance(d.data, dict)
         }
+        last_mismatch = f"broken links {broken}, expected {expected_broken}"
         return broken == expected_broken
 
-    await server.eventually(consistent, "completion and links match the disk", SETTLE_TIMEOUT)
+    try:
+        await server.eventually(consistent, "completion and links match the disk", SETTLE_TIMEOUT)
+    except AssertionError as error:
+        raise AssertionError(f"{error}; last difference: {last_mismatch}") from None
     print(
         f"\n{len(truth)} storm memories on disk; the server matched them "
         f"{time.monotonic() - settle_started:.2f}s after the storm"

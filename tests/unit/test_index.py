@@ -359,3 +359,18 @@ def test_reading_a_folder_again_catches_changes_whose_events_were_lost(tmp_path:
     assert sorted(update.removed) == [f"n{n:02d}" for n in range(0, 30, 3)]
     assert update.modified == ("n01",)
     assert snapshot(index) == snapshot(fresh(config))
+
+
+def test_reading_a_parent_of_folders_again_reads_the_folders_in_it(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    shared = tmp_path / "ws" / "shared"
+    write(shared / "spec" / "SPEC_a.md")
+    write(shared / "notes.md")  # beside the folders, in no folder: not a memory
+    index = fresh(config)
+    assert "SPEC_a" in index.names()
+    # A parent of folders is watched while a folder in it is missing; reading it again
+    # (after a burst of events there) must not lose the memories of the folders inside.
+    write(shared / "spec" / "SPEC_b.md")
+    update = index.update_path(str(shared))
+    assert update.added == ("SPEC_b",) and update.removed == ()
+    assert snapshot(index) == snapshot(fresh(config))

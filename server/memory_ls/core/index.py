@@ -473,13 +473,18 @@ class MemoryIndex:
 
     def _update_tree(self, directory: str) -> Update:
         """Re-read one directory subtree: what appeared, changed or went away in it."""
+        if self.config.owner_of(directory + os.sep + "x.md") is None:
+            # Above the folders (a parent watched for a folder to appear): what it holds
+            # that matters is the folders inside it, each read as a whole.
+            inside = directory + os.sep
+            folders = [f.path for f in self.config.folders if f.path.startswith(inside)]
+            return _combined(self.update_path(folder) for folder in folders)
         found: dict[str, tuple[MemoryFile, Stamp]] = {}
-        if self.config.owner_of(directory + os.sep + "x.md") is not None:
-            for path in _walk_markdown(directory):
-                memory = self._memory_at(path)
-                stamp = _stamp(path) if memory is not None else None
-                if memory is not None and stamp is not None:
-                    found[path] = (memory, stamp)
+        for path in _walk_markdown(directory):
+            memory = self._memory_at(path)
+            stamp = _stamp(path) if memory is not None else None
+            if memory is not None and stamp is not None:
+                found[path] = (memory, stamp)
         # Files already known as they are need no update (and no hold of the lock).
         changed = [pair for path, pair in found.items() if self._files.get(path) != pair]
         with self._lock:

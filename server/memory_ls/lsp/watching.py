@@ -43,6 +43,8 @@ BURST_QUIET_SECONDS = 1.0
 STEP_MS = 50
 DEBOUNCE_MS = 200
 CHANGE_MODIFIED = 2  # watchfiles.Change.modified
+# How long a watch that failed waits before it tries again.
+RETRY_SECONDS = 1.0
 WATCHED_FILES_METHOD = types.WORKSPACE_DID_CHANGE_WATCHED_FILES
 MARKDOWN_GLOB = "**/*.md"
 
@@ -120,7 +122,9 @@ class Watcher:
                 for path in paths
             )
         ]
-        if len(paths) >= BURST_PATHS:
+        if len(paths) >= BURST_PATHS or self._burst_directories:
+            # During a burst every batch counts: the folders are read again once nothing
+            # at all has come for a while, not while the tail of the burst still runs.
             self._burst(paths)
         self._updating = True
         future = self.ls.store_pool.submit(_update_safely, index, paths)
@@ -316,8 +320,9 @@ class _FolderWatch:
     in an event storm its threads held the GIL most of the time while completion waited.
     """
 
-    def __init__(self, paths: tuple[str, ...], notify: Any) -> None:
+    def __init__(self, paths: tuple[str, ...], recursive: bool, notify: Any) -> None:
         self.paths = paths
+        self.recursive = recursive
         self._notify = notify
         self._stop = threading.Event()
 
@@ -328,16 +333,12 @@ class _FolderWatch:
         """Watch `paths` (active on return); None when there is nothing to watch."""
         if not paths:
             return None
-        # The class watchfiles.watch() loops over, made here rather than in the thread so
-        # that the watch is active on return, as the caller expects.
-        from watchfiles._rust_notify import RustNotify
-
         try:
-            notify = RustNotify(list(paths), False, False, 300, recursive, True)
+            notify = _notifier(paths, recursive)
         except (OSError, RuntimeError) as exc:  # a folder went away meanwhile: watched again then
             logger.warning("cannot watch %s: %s", ", ".join(paths), exc)
             return None
-        watch = cls(paths, notify)
+        watch = cls(paths, recursive, notify)
         name = "memory-ls-watch" + ("" if recursive else "-flat")
         threading.Thread(target=watch._run, args=(enqueue,), name=name, daemon=True).start()
         return watch
@@ -347,19 +348,49 @@ class _FolderWatch:
         self._stop.set()
 
     def _run(self, enqueue: Callable[[Iterable[str]], None]) -> None:
-        with self._notify as notify:
-            while True:
-                try:
-                    changes = notify.watch(DEBOUNCE_MS, STEP_MS, 0, self._stop)
-                except Exception:
-                    logger.exception("watching %s failed", ", ".join(self.paths))
+        notify = self._notify
+        while True:
+            try:
+                changes = notify.watch(DEBOUNCE_MS, STEP_MS, 0, self._stop)
+            except Exception as exc:
+                # watchfiles keeps an error of the watcher under it for good (a folder
+                # removed while a watch was being added to it, say): watch anew, and read
+                # the folders again for what went by meanwhile.
+                logger.warning("watching %s failed (%s); watching again", self.paths, exc)
+                notify.close()
+                notify = self._watch_again()
+                if notify is None:
                     return
-                if changes == "stop" or self._stop.is_set():
-                    return
-                if isinstance(changes, set):
-                    wanted = [path for change, path in changes if _may_matter(change, path)]
-                    if wanted:
-                        enqueue(wanted)
+                if self.recursive:  # a flat watch is on a folder's parent: nothing to read
+                    enqueue(self.paths)
+                continue
+            if changes == "stop" or self._stop.is_set():
+                notify.close()
+                return
+            if isinstance(changes, set):
+                wanted = [path for change, path in changes if _may_matter(change, path)]
+                if wanted:
+                    enqueue(wanted)
+
+    def _watch_again(self) -> Any:
+        """A new watcher for the same folders, retried until stopped; None when stopped."""
+        while not self._stop.is_set():
+            try:
+                return _notifier(self.paths, self.recursive)
+            except (OSError, RuntimeError) as exc:
+                # A watched folder is gone: the server re-plans its watches and stops this.
+                logger.info("watching %s again: %s", self.paths, exc)
+                self._stop.wait(RETRY_SECONDS)
+        return None
+
+
+def _notifier(paths: tuple[str, ...], recursive: bool) -> Any:
+    """watchfiles' watcher over `paths`, active on return."""
+    # The class that watchfiles.watch() loops over, used directly so that the watch is
+    # active when it is made, not later in the thread, as the callers expect.
+    from watchfiles._rust_notify import RustNotify
+
+    return RustNotify(list(paths), False, False, 300, recursive, True)
 
 
 def _may_matter(change: int, path: str) -> bool:
