@@ -85,7 +85,7 @@ def _free_port() -> int:
 
 
 class _Connection:
-    """A minimal JSON-RPC client over TCP, enough to talk to the server."""
+    """A minimal JSON-RPC client over a stream, enough to talk to the server."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader, self.writer, self.next_id = reader, writer, 0
@@ -98,6 +98,21 @@ class _Connection:
         body = json.dumps(message).encode()
         self.writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
         return self.next_id
+
+    async def initialize(self, workspace: Workspace) -> Any:
+        """Initialize a session on the workspace; the server's answer to `initialize`."""
+        request = self.send(
+            "initialize",
+            {
+                "processId": None,
+                "rootUri": workspace.root.as_uri(),
+                "capabilities": {},
+                "initializationOptions": workspace.init_options(),
+            },
+        )
+        result = await asyncio.wait_for(self.response(request), 10)
+        self.send("initialized", {}, request=False)
+        return result
 
     async def response(self, request_id: int) -> Any:
         return (await self.message(request_id))["result"]
@@ -133,17 +148,7 @@ async def test_refusals_are_answered_without_a_traceback_in_the_log(
     )
     assert server.stdin is not None and server.stdout is not None
     connection = _Connection(server.stdout, server.stdin)
-    initialize = connection.send(
-        "initialize",
-        {
-            "processId": None,
-            "rootUri": workspace.root.as_uri(),
-            "capabilities": {},
-            "initializationOptions": workspace.init_options(),
-        },
-    )
-    await asyncio.wait_for(connection.response(initialize), 10)
-    connection.send("initialized", {}, request=False)
+    await connection.initialize(workspace)
     read = connection.send(
         "workspace/executeCommand",
         {"command": "memory.read", "arguments": [{"name": "no_such_memory"}]},
@@ -178,19 +183,9 @@ async def test_serves_over_tcp(workspace: Workspace) -> None:
                 assert time.monotonic() < deadline, "the TCP server never listened"
                 await asyncio.sleep(0.05)
         connection = _Connection(reader, writer)
-        initialize = connection.send(
-            "initialize",
-            {
-                "processId": None,
-                "rootUri": workspace.root.as_uri(),
-                "capabilities": {},
-                "initializationOptions": workspace.init_options(),
-            },
-        )
-        result = await asyncio.wait_for(connection.response(initialize), 10)
+        result = await connection.initialize(workspace)
         assert result["serverInfo"]["name"] == "memory-ls"
         assert "memory.save" in result["capabilities"]["executeCommandProvider"]["commands"]
-        connection.send("initialized", {}, request=False)
         route = connection.send(
             "workspace/executeCommand",
             {"command": "memory.route", "arguments": [{"name": "SPEC_over_tcp"}]},

@@ -812,38 +812,27 @@ def _replace(
     name: str,
 ) -> tuple[str, int]:
     try:
-        return _replace_in_time(body, pattern, replacement, is_regex, allow_multiple, name)
+        count = sum(1 for _ in pattern.finditer(body, timeout=REGEX_TIMEOUT_SECONDS))
+        if count == 0:
+            raise NoMatch(f"The needle was not found in memory {name!r}; nothing was changed.")
+        if count > 1 and not allow_multiple:
+            raise AmbiguousMatch(
+                f"The needle matches {count} times in memory {name!r}; make it more specific "
+                "or set allowMultiple."
+            )
+        try:
+            if is_regex:
+                new_body = pattern.sub(replacement, body, timeout=REGEX_TIMEOUT_SECONDS)
+            else:
+                new_body = pattern.sub(lambda _m: replacement, body, timeout=REGEX_TIMEOUT_SECONDS)
+        except (regex.error, IndexError) as exc:
+            raise InvalidArguments(f"replacement is not valid for this regex: {exc}.") from exc
     except TimeoutError as exc:
         raise InvalidArguments(
             f"The regular expression ran over {REGEX_TIMEOUT_SECONDS:g} s on memory {name!r} "
             "(it backtracks too much: repeated groups whose parts can match the same text, "
             "such as (a|aa)+, try every way to split it); nothing was changed."
         ) from exc
-
-
-def _replace_in_time(
-    body: str,
-    pattern: regex.Pattern[str],
-    replacement: str,
-    is_regex: bool,
-    allow_multiple: bool,
-    name: str,
-) -> tuple[str, int]:
-    count = sum(1 for _ in pattern.finditer(body, timeout=REGEX_TIMEOUT_SECONDS))
-    if count == 0:
-        raise NoMatch(f"The needle was not found in memory {name!r}; nothing was changed.")
-    if count > 1 and not allow_multiple:
-        raise AmbiguousMatch(
-            f"The needle matches {count} times in memory {name!r}; make it more specific "
-            "or set allowMultiple."
-        )
-    try:
-        if is_regex:
-            new_body = pattern.sub(replacement, body, timeout=REGEX_TIMEOUT_SECONDS)
-        else:
-            new_body = pattern.sub(lambda _m: replacement, body, timeout=REGEX_TIMEOUT_SECONDS)
-    except (regex.error, IndexError) as exc:
-        raise InvalidArguments(f"replacement is not valid for this regex: {exc}.") from exc
     return new_body, count
 
 
