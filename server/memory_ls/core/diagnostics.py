@@ -6,7 +6,7 @@ import os
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from memory_ls.config import Severity
 from memory_ls.core.document import Document, decode_memory, parse_document
@@ -356,17 +356,12 @@ class ReferenceMemo:
                 refs = find_references(text)
             else:
                 start, old_end, new_end = _changed_lines(old, lines)
-                shift = new_end - old_end
-                refs = [ref for ref in self._refs if ref.line < start]
+                fresh: list[Reference] = []
                 for number in range(start, new_end):
                     line = lines[number]
                     if "[[" in line or "mem:" in line:
-                        refs.extend(references_in_line(line, number))
-                refs += [
-                    ref if not shift else replace(ref, line=ref.line + shift)
-                    for ref in self._refs
-                    if ref.line >= old_end
-                ]
+                        fresh.extend(references_in_line(line, number))
+                refs = _splice(self._refs, start, old_end, new_end, fresh)
             self._lines, self._refs = lines, refs
             return list(refs)
 
@@ -388,14 +383,8 @@ class SecretMemo:
         lines = text.split("\n")
         with self._lock:
             start, old_end, new_end = _changed_lines(self._lines, lines)
-            shift = new_end - old_end
-            hits = [hit for hit in self._hits if hit.line < start]
-            hits += find_secrets("\n".join(lines[start:new_end]), start)
-            hits += [
-                hit if not shift else replace(hit, line=hit.line + shift)
-                for hit in self._hits
-                if hit.line >= old_end
-            ]
+            fresh = list(find_secrets("\n".join(lines[start:new_end]), start))
+            hits = _splice(self._hits, start, old_end, new_end, fresh)
             self._lines, self._hits = lines, hits
             return list(hits)
 
@@ -404,6 +393,22 @@ def _is_plain(text: str) -> bool:
     """Whether every line of a text is outside frontmatter and fenced code."""
     # A fence line holds ``` or ~~~; frontmatter starts the text (after a BOM) with ---.
     return "```" not in text and "~~~" not in text and not text.lstrip("\ufeff").startswith("---")
+
+
+Lined = TypeVar("Lined", Reference, SecretHit)
+
+
+def _splice(
+    old: list[Lined], start: int, old_end: int, new_end: int, fresh: list[Lined]
+) -> list[Lined]:
+    """Per-line findings once lines start..old_end became start..new_end (found: `fresh`)."""
+    shift = new_end - old_end
+    after = [
+        item if not shift else replace(item, line=item.line + shift)
+        for item in old
+        if item.line >= old_end
+    ]
+    return [item for item in old if item.line < start] + fresh + after
 
 
 def _changed_lines(old: list[str], new: list[str]) -> tuple[int, int, int]:
