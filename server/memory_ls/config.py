@@ -47,6 +47,7 @@ DEFAULT_SEVERITIES: Mapping[str, Severity] = MappingProxyType(
         "too-large": "warning",
         "invalid-encoding": "error",
         "possible-secret": "warning",
+        "ignored-link": "information",
     }
 )
 

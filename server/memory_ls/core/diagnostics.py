@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from memory_ls.config import Severity
 from memory_ls.core.document import Document, decode_memory, parse_document
 from memory_ls.core.folders import Folder, StoreConfig
-from memory_ls.core.names import caps_prefixes, has_topic, name_problem
+from memory_ls.core.names import GLOBAL_PREFIX, caps_prefixes, has_topic, name_problem
 from memory_ls.core.references import Reference, find_references, references_in_line
 from memory_ls.core.routing import prefix_folder, unknown_prefix
 from memory_ls.core.secrets import SecretHit, find_secrets
@@ -54,12 +54,12 @@ class NameIndex:
         return index
 
     def has(self, name: str, is_global: bool) -> bool:
-        """Whether a reference to `name` resolves."""
-        return name in self.global_ or (not is_global and name in self.project)
+        """Whether a reference to `name` resolves: in its own scope, never falling back."""
+        return name in (self.global_ if is_global else self.project)
 
     def names(self) -> list[str]:
-        """Every known name, for "did you mean"."""
-        return sorted(self.project | self.global_)
+        """Every known name as Serena writes it, for "did you mean"."""
+        return sorted(self.project | {GLOBAL_PREFIX + name for name in self.global_})
 
 
 def _folder_list(additional: Sequence[Folder]) -> str:
@@ -117,13 +117,25 @@ def reference_diagnostics(
                 )
             )
             continue
+        if config.patterns.ignored and config.patterns.is_ignored(ref.target):
+            # Not broken: the memory is hidden on purpose, from agents and from us.
+            found.append(
+                Diagnostic(
+                    *at,
+                    "ignored-link",
+                    f"{ref.target} matches ignored_memory_patterns ({config.patterns.where}): "
+                    "agents and memory-ls cannot read it through this link.",
+                    data={"name": ref.name, "isGlobal": ref.is_global},
+                )
+            )
+            continue
         if not index.has(ref.name, ref.is_global):
-            where = "the global folder" if ref.is_global else "any memory folder"
+            where = "the global folder" if ref.is_global else "the project's memory folders"
             found.append(
                 Diagnostic(
                     *at,
                     "broken-link",
-                    f"No memory named {ref.name} in {where}; create it or fix the name.",
+                    f"No memory named {ref.target} in {where}; create it or fix the name.",
                     data={"name": ref.name, "isGlobal": ref.is_global},
                 )
             )
@@ -229,7 +241,7 @@ def _shadow_map(memories: Sequence[MemoryFile]) -> dict[str, MemoryFile]:
     for memory in memories:
         if not memory.valid:
             continue
-        winner = first.setdefault(memory.name, memory)
+        winner = first.setdefault(memory.qualified, memory)
         if winner is not memory:
             shadowed[memory.path] = winner
     return shadowed

@@ -66,6 +66,12 @@ class OutsideStore(MemoryStoreError):
     code = "outside-store"
 
 
+class Ignored(MemoryStoreError):
+    """The memory matches Serena's `ignored_memory_patterns`: no operation may touch it."""
+
+    code = "ignored"
+
+
 class InvalidArguments(MemoryStoreError):
     """Arguments of the wrong type or shape."""
 
@@ -82,4 +88,5 @@ ERROR_CODES: tuple[str, ...] = (
     "ambiguous-match",
     "outside-store",
     "invalid-arguments",
+    "ignored",
 )

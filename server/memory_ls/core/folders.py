@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from memory_ls.config import DEFAULT_SEVERITIES, Settings, Severity
+from memory_ls.core.names import GLOBAL_PREFIX
+from memory_ls.core.patterns import NO_PATTERNS, MemoryPatterns, load_patterns, serena_home
 
 FolderKind = Literal["primary", "additional", "global"]
 Scope = Literal["project", "global"]
@@ -27,6 +29,8 @@ class Folder:
     real: str  # the real location, for containment checks
     kind: FolderKind
     read_only: bool = False
+    # Serena's read-only and ignored patterns, shared by every folder of a store.
+    patterns: MemoryPatterns = field(default=NO_PATTERNS, compare=False, repr=False)
 
     @property
     def scope(self) -> Scope:
@@ -39,8 +43,12 @@ class Folder:
         return os.path.basename(self.path) or self.path
 
     def file_for(self, name: str) -> str:
-        """The file path a name has in this folder."""
+        """The file path a name (within its scope, no `global/`) has in this folder."""
         return os.path.join(self.path, *name.split("/")) + ".md"
+
+    def qualified(self, name: str) -> str:
+        """A name in this folder as Serena writes it: `global/NAME` in the global folder."""
+        return GLOBAL_PREFIX + name if self.kind == "global" else name
 
 
 @dataclass(frozen=True)
@@ -55,6 +63,7 @@ class StoreConfig:
     missing_additional: tuple[str, ...] = ()
     max_memory_bytes: int = 524288
     severities: Mapping[str, Severity] = field(default_factory=lambda: dict(DEFAULT_SEVERITIES))
+    patterns: MemoryPatterns = NO_PATTERNS
 
     @property
     def folders(self) -> tuple[Folder, ...]:
@@ -89,15 +98,26 @@ class StoreConfig:
         relative = os.path.relpath(os.path.abspath(path), folder.path)
         return folder, relative[:-3].replace(os.sep, "/")
 
+    def qualified_name_of(self, path: str) -> str | None:
+        """The name Serena gives the memory at a path (`global/` for the global folder)."""
+        owned = self.name_of(path)
+        return None if owned is None else owned[0].qualified(owned[1])
+
 
 def _absolute(path: str, root: str) -> str:
     expanded = os.path.expanduser(path)
     return os.path.normpath(expanded if os.path.isabs(expanded) else os.path.join(root, expanded))
 
 
-def _folder(path: str, root: str, kind: FolderKind, read_only: bool = False) -> Folder:
+def _folder(
+    path: str,
+    root: str,
+    kind: FolderKind,
+    read_only: bool = False,
+    patterns: MemoryPatterns = NO_PATTERNS,
+) -> Folder:
     absolute = _absolute(path, root)
-    return Folder(absolute, os.path.realpath(absolute), kind, read_only)
+    return Folder(absolute, os.path.realpath(absolute), kind, read_only, patterns)
 
 
 def detect_layout(root: str) -> str:
@@ -109,8 +129,8 @@ def detect_layout(root: str) -> str:
 
 def default_global_folder(layout: str, environ: Mapping[str, str]) -> str:
     """The global folder of a layout; Serena's honours SERENA_HOME."""
-    if layout == "serena" and environ.get("SERENA_HOME"):
-        return os.path.join(environ["SERENA_HOME"], "memories", "global")
+    if layout == "serena":
+        return os.path.join(serena_home(environ), "memories", "global")
     return LAYOUTS[layout][1]
 
 
@@ -121,11 +141,14 @@ def resolve_store_config(
     env = os.environ if environ is None else environ
     root = os.path.abspath(os.path.expanduser(root))
     layout = settings.layout or detect_layout(root)
-    primary = _folder(settings.primary_folder or LAYOUTS[layout][0], root, "primary")
+    patterns = load_patterns(root, env)
+    primary = _folder(
+        settings.primary_folder or LAYOUTS[layout][0], root, "primary", False, patterns
+    )
     additional: list[Folder] = []
     missing: list[str] = []
     for entry in settings.additional_folders:
-        folder = _folder(entry.path, root, "additional", entry.read_only)
+        folder = _folder(entry.path, root, "additional", entry.read_only, patterns)
         if os.path.isdir(folder.path):
             additional.append(folder)
         else:
@@ -133,7 +156,7 @@ def resolve_store_config(
     global_folder: Folder | None = None
     if settings.global_enabled:
         global_path = settings.global_folder or default_global_folder(layout, env)
-        global_folder = _folder(global_path, root, "global")
+        global_folder = _folder(global_path, root, "global", False, patterns)
     return StoreConfig(
         root=root,
         layout=layout,
@@ -143,4 +166,5 @@ def resolve_store_config(
         missing_additional=tuple(missing),
         max_memory_bytes=settings.max_memory_bytes,
         severities=dict(settings.diagnostics),
+        patterns=patterns,
     )

@@ -32,7 +32,8 @@ from typing import TypeVar
 from memory_ls.core.diagnostics import NameIndex
 from memory_ls.core.document import iso, parse_document
 from memory_ls.core.folders import Folder, StoreConfig
-from memory_ls.core.fsio import is_temp_file, is_within, read_text, user_cache_dir
+from memory_ls.core.fsio import is_temp_file, read_text, user_cache_dir
+from memory_ls.core.names import GLOBAL_PREFIX
 from memory_ls.core.store import LISTING_READ_LIMIT, MemoryFile, Store
 
 PREVIEW_MAX_LINES = 20
@@ -425,8 +426,10 @@ class MemoryIndex:
         in_scope: dict[str, set[str]] = {"project": set(), "global": set()}
         for memory in found:  # folder by folder in lookup order, so each list is ranked
             if memory.valid:
-                by_name.setdefault(memory.name, []).append(memory)
-                in_scope[memory.folder.scope].add(memory.name)
+                # Keyed by Serena's name: `x` and `global/x` are two memories.
+                qualified = memory.qualified
+                by_name.setdefault(qualified, []).append(memory)
+                in_scope[memory.folder.scope].add(qualified)
         every = _SortedNames(sorted((name.casefold(), name) for name in by_name))
         with self._lock:
             self._files = {memory.path: (memory, None) for memory in found}
@@ -501,16 +504,11 @@ class MemoryIndex:
         if owned is None:
             return None
         folder, name = owned
-        # The scan skips hidden directories and does not follow directory links.
-        directory = os.path.dirname(path)
-        while directory != folder.path and len(directory) > len(folder.path):
-            if os.path.basename(directory).startswith(".") or os.path.islink(directory):
-                return None
-            directory = os.path.dirname(directory)
+        # By the scan's rules: Serena's ignored memories are not memories at all.
+        if folder.patterns.ignored and folder.patterns.is_ignored(folder.qualified(name)):
+            return None
         if os.path.islink(path):
-            if not (os.path.isfile(path) and is_within(path, folder.real)):
-                return None
-            return MemoryFile(name, path, folder)
+            return MemoryFile(name, path, folder) if os.path.isfile(path) else None
         if not os.path.isfile(path):
             return None
         return MemoryFile(name, path, folder, scanned_file=True)
@@ -526,15 +524,16 @@ class MemoryIndex:
         self._files[memory.path] = (memory, stamp)
         self._directories.add(os.path.dirname(memory.path))
         self._generation += 1
+        name = memory.qualified
         if known is not None:
-            return Update(modified=(memory.name,))
+            return Update(modified=(name,))
         if memory.valid:
-            files = self._by_name.setdefault(memory.name, [])
+            files = self._by_name.setdefault(name, [])
             before = list(files)
             files.append(memory)
             files.sort(key=self._rank)
-            self._name_changed(memory.name, before)
-        return Update(added=(memory.name,))
+            self._name_changed(name, before)
+        return Update(added=(name,))
 
     def _remove(self, paths: Iterable[str]) -> Update:
         """Forget files (lock held)."""
@@ -547,14 +546,15 @@ class MemoryIndex:
             if self._facts.pop(path, None) is not None:
                 self._facts_generation += 1
             self._previews.pop(path, None)
-            removed.append(memory.name)
-            files = self._by_name.get(memory.name)
+            name = memory.qualified
+            removed.append(name)
+            files = self._by_name.get(name)
             if files is not None:
                 before = list(files)
                 files[:] = [f for f in files if f.path != path]
                 if not files:
-                    del self._by_name[memory.name]
-                self._name_changed(memory.name, before)
+                    del self._by_name[name]
+                self._name_changed(name, before)
         if removed:
             self._generation += 1
         return Update(removed=tuple(removed))
@@ -598,7 +598,8 @@ class MemoryIndex:
         return self._scanned.wait(timeout)
 
     def lookup(self, name: str, scope: str | None = None) -> Entry | None:
-        """The memory a name resolves to (lookup order, SPEC 2.3), with what it shadows."""
+        """The memory a name (Serena's: `global/NAME` for a global one) resolves to, with
+        what it shadows (lookup order, SPEC 2.3)."""
         with self._lock:
             files = [f for f in self._by_name.get(name, ()) if scope is None or f.scope == scope]
         return Entry(files[0], tuple(files[1:])) if files else None
@@ -684,7 +685,10 @@ class MemoryIndex:
         """Which names exist per scope, for broken-link checks."""
 
         def build() -> NameIndex:
-            return NameIndex(set(self._in_scope["project"]), set(self._in_scope["global"]))
+            skip = len(GLOBAL_PREFIX)
+            return NameIndex(
+                set(self._in_scope["project"]), {name[skip:] for name in self._in_scope["global"]}
+            )
 
         return self._snapshot("name_index", None, build)
 
@@ -887,7 +891,7 @@ def _save_facts(path: str, facts: Iterable[tuple[str, _Facts]]) -> None:
 
 
 def _walk_markdown(directory: str) -> list[str]:
-    """Markdown files under a directory, skipping hidden and linked directories."""
+    """Markdown files under a directory (linked directories are read as a whole scan does)."""
     found: list[str] = []
     pending = [directory]
     while pending:
@@ -899,8 +903,7 @@ def _walk_markdown(directory: str) -> list[str]:
         for entry in entries:
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if not entry.name.startswith("."):
-                        pending.append(entry.path)
+                    pending.append(entry.path)
                 elif entry.name.endswith(".md"):
                     found.append(entry.path)
             except OSError:

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from memory_ls.core.errors import InvalidName
 
-MAX_SEGMENT_CHARS = 100
 # File systems cap a path component at 255 bytes; "<segment>.md" must fit.
 MAX_SEGMENT_BYTES = 252
 MAX_SEGMENTS = 16
 # Paths are capped (4096 bytes on Linux) including the folder and the temp file's suffix.
 MAX_NAME_BYTES = 1024
-EXTRA_SEGMENT_CHARS = frozenset("_-. ")
+# Characters Windows refuses in file names (memories are shared via git); `/` separates
+# topics and is never part of a segment.
+FORBIDDEN_CHARS = frozenset('\\:*?"<>|')
 # Device names Windows refuses as file names whatever the extension; memories are shared via git.
 WINDOWS_RESERVED = frozenset(
     ["CON", "PRN", "AUX", "NUL"]
@@ -21,19 +23,20 @@ WINDOWS_RESERVED = frozenset(
     + [f"LPT{i}" for i in range(1, 10)]
 )
 GLOBAL_PREFIX = "global/"
+GLOBAL_TOPIC = "global"
 MEM_PREFIX = "mem:"
 _CAPS_SEGMENT = re.compile(r"[A-Z]+")
 # Nearly every name is plain ASCII: one regular expression decides those (the listing of
 # 100,000 files checks every name), and anything else takes the character-by-character
-# path, which also says what is wrong. Segments: 1-100 characters, the first not `.`,
-# `-` or space, the last not `.` or space.
-_PLAIN_SEGMENT = r"[A-Za-z0-9_](?:[A-Za-z0-9_. -]{0,98}[A-Za-z0-9_-])?"
+# path, which also says what is wrong.
+_PLAIN_SEGMENT = r"[A-Za-z0-9_. -]{1,252}"
 _PLAIN_NAME = re.compile(rf"{_PLAIN_SEGMENT}(?:/{_PLAIN_SEGMENT}){{0,{MAX_SEGMENTS - 1}}}")
 _RESERVED_SEGMENT = re.compile(
     r"(?:^|/)(?:CON|PRN|AUX|NUL|COM[1-9]|LPT[1-9])(?:[./]|$)", re.IGNORECASE
 )
 # The same for a name of one segment, tried at its start only (much cheaper than search).
 _RESERVED_NAME = re.compile(r"(?:CON|PRN|AUX|NUL|COM[1-9]|LPT[1-9])(?:\.|$)", re.IGNORECASE)
+_RELATIVE_STEP = re.compile(r"(?:^|/)\.{1,2}(?:/|$)")
 
 
 @dataclass(frozen=True)
@@ -43,24 +46,31 @@ class ParsedName:
     name: str
     is_global: bool
 
+    @property
+    def qualified(self) -> str:
+        """The name as Serena writes it (`global/NAME` for a global memory)."""
+        return GLOBAL_PREFIX + self.name if self.is_global else self.name
+
 
 def segment_problem(segment: str) -> str | None:
-    """Say what is wrong with one name segment, or None when it is valid."""
+    """Say what is wrong with one name segment, or None when it is valid.
+
+    Serena accepts any file name; refused are only names that are unsafe (relative steps,
+    control and invisible characters) or cannot exist on Windows (SPEC 2.1).
+    """
     if segment in ("", ".", ".."):
         return f"segment {segment!r} is empty or a relative path step"
-    if len(segment) > MAX_SEGMENT_CHARS:
-        return f"segment is {len(segment)} characters long; at most {MAX_SEGMENT_CHARS} allowed"
     # surrogatepass: a lone surrogate (valid in JSON) must be refused below, not crash here.
     if len(segment.encode("utf-8", "surrogatepass")) > MAX_SEGMENT_BYTES:
         return f"segment is over {MAX_SEGMENT_BYTES} bytes in UTF-8"
     for ch in segment:
-        if not (ch.isalnum() or ch in EXTRA_SEGMENT_CHARS) or not ch.isprintable():
-            return f"character {ch!r} is not allowed (use letters, digits, _ - . and space)"
-    if segment[0] in ".- ":
-        return f"segment {segment!r} starts with {segment[0]!r}"
-    if segment[-1] in ". ":
-        return f"segment {segment!r} ends with {segment[-1]!r}"
-    if segment.split(".")[0].upper() in WINDOWS_RESERVED:
+        if ch in FORBIDDEN_CHARS:
+            return f"character {ch!r} is not allowed (Windows refuses it in file names)"
+        category = unicodedata.category(ch)
+        # Cc control, Cf format (bidi overrides, zero-width), Cs lone surrogates, Co/Cn.
+        if category[0] == "C" or category in ("Zl", "Zp"):
+            return f"character {ch!r} is not allowed (control or invisible character)"
+    if segment.split(".")[0].strip().upper() in WINDOWS_RESERVED:
         return f"segment {segment!r} is a reserved device name on Windows"
     return None
 
@@ -70,6 +80,7 @@ def name_problem(name: str) -> str | None:
     if (
         len(name) <= MAX_NAME_BYTES
         and _PLAIN_NAME.fullmatch(name)
+        and not _RELATIVE_STEP.search(name)
         and not (_RESERVED_SEGMENT.search(name) if "/" in name else _RESERVED_NAME.match(name))
     ):
         return None
@@ -116,10 +127,27 @@ def parse_name(raw: object) -> ParsedName:
     if not isinstance(raw, str):
         raise InvalidName(f"A memory name must be a string, not {type(raw).__name__}.")
     name, is_global = normalize_input(raw)
+    if not is_global and name == GLOBAL_TOPIC:
+        raise InvalidName(
+            f"Invalid memory name {_shown(raw)}: a bare {GLOBAL_TOPIC!r} is the global scope "
+            f"itself; name a global memory {GLOBAL_PREFIX}<name>."
+        )
     problem = name_problem(name)
     if problem:
         raise InvalidName(f"Invalid memory name {_shown(raw)}: {problem}.")
     return ParsedName(name, is_global)
+
+
+def qualify(name: str, is_global: bool) -> str:
+    """A memory's name as Serena writes it: `global/NAME` for a global memory."""
+    return GLOBAL_PREFIX + name if is_global else name
+
+
+def split_qualified(name: str) -> tuple[str, bool]:
+    """(name within its scope, is global) of a qualified name."""
+    if name.startswith(GLOBAL_PREFIX):
+        return name[len(GLOBAL_PREFIX) :], True
+    return name, False
 
 
 def _shown(raw: str) -> str:

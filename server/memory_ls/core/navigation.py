@@ -21,6 +21,7 @@ from memory_ls.core.references import (
     find_references,
     iter_lines_outside_code,
     references_in_line,
+    rename_references,
 )
 from memory_ls.core.routing import routing_prefixes
 from memory_ls.core.store import MemoryFile, MovePlan, Store
@@ -92,9 +93,13 @@ def references_in_files(
 
 
 def texts_with_references(
-    paths: Iterable[str], matches: Callable[[Reference], bool], needle: str
+    paths: Iterable[str],
+    matches: Callable[[Reference], bool],
+    needle: str,
+    refs_in: Callable[[str], list[Reference]] | None = None,
 ) -> Iterator[tuple[str, str, list[Reference]]]:
-    """(path, text, matching references) of each file with at least one match."""
+    """(path, text, matching references) of each file with at least one match; `refs_in`
+    finds a text's references where they are not the links of `find_references`."""
     for path in paths:
         try:
             text = read_utf8(path)
@@ -102,20 +107,30 @@ def texts_with_references(
             continue
         if text is None or needle not in text:
             continue
-        refs = [ref for ref in find_references(text) if matches(ref)]
+        if refs_in is not None:
+            refs = refs_in(text)
+        else:
+            refs = [ref for ref in find_references(text) if matches(ref)]
         if refs:
             yield path, text, refs
 
 
+def move_references(text: str, plans: Sequence[MovePlan]) -> list[Reference]:
+    """What carrying out moves rewrites in a text: as `Store.move` rewrites (SPEC 2.6)."""
+    found: dict[tuple[int, int], Reference] = {}
+    for plan in plans:
+        for ref in rename_references(text, plan.source.qualified, plan.points_here):
+            found.setdefault((ref.line, ref.start), ref)
+    return sorted(found.values(), key=lambda r: (r.line, r.start))
+
+
 def points_to(memory: MemoryFile, winner: MemoryFile | None) -> Callable[[Reference], bool]:
-    """Whether a reference resolves to `memory`; `winner` is what its bare name resolves to."""
+    """Whether a reference resolves to `memory`; `winner` is what its name resolves to."""
     wins = winner is not None and winner.path == memory.path
 
     def matches(ref: Reference) -> bool:
-        if ref.name != memory.name:
-            return False
-        # `global/NAME` can only mean the global folder's file; a bare name means the winner.
-        return memory.scope == "global" if ref.is_global else wins
+        # A reference names its scope (`global/NAME` or a project NAME), never falling back.
+        return wins and ref.target == memory.qualified
 
     return matches
 
@@ -161,16 +176,18 @@ def reference_replacements(
 
 def plan_move_of(store: Store, source: MemoryFile, raw_new_name: object) -> MovePlan:
     """`Store.plan_move` for this very file, even when a file of the same name hides it."""
-    plan = store.plan_move(source.name, raw_new_name, source.scope)
+    plan = store.plan_move(source.qualified, raw_new_name, source.scope)
     if plan.source.path == source.path:
         return plan
     # Another folder earlier in lookup order has the same name: plan for the hidden file.
     if source.folder.read_only:
-        raise ReadOnly(f"Memory {source.name!r} is in the read-only folder {source.folder.path}.")
+        raise ReadOnly(
+            f"Memory {source.qualified!r} is in the read-only folder {source.folder.path}."
+        )
     scope = "global" if plan.new_is_global else "project"
     taken = [m for m in store.locate_all(plan.new_name, scope) if m.path != source.path]
     if taken:
-        raise Exists(f"A memory named {plan.new_name!r} already exists at {taken[0].path}.")
+        raise Exists(f"A memory named {plan.new_qualified!r} already exists at {taken[0].path}.")
     return replace(plan, source=source, source_wins=False)
 
 
@@ -181,7 +198,7 @@ def plan_for_path(store: Store, source: MemoryFile, new_path: str) -> MovePlan |
     if owned is None or not is_valid_name(owned[1]):
         return None
     folder, name = owned
-    first = store.locate_all(source.name, None)
+    first = store.locate_all(source.name, source.scope)
     return MovePlan(
         source=source,
         new_name=name,
@@ -189,7 +206,6 @@ def plan_for_path(store: Store, source: MemoryFile, new_path: str) -> MovePlan |
         folder=folder,
         target=new_path,
         source_wins=bool(first) and first[0].path == source.path,
-        project_has_new=bool(store.locate_all(name, "project")),
     )
 
 

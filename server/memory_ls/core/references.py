@@ -7,7 +7,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from memory_ls.core.document import split_frontmatter
-from memory_ls.core.names import GLOBAL_PREFIX, name_problem, normalize_input
+from memory_ls.core.names import (
+    GLOBAL_PREFIX,
+    MEM_PREFIX,
+    name_problem,
+    normalize_input,
+    split_qualified,
+)
 
 _WIKI = re.compile(r"\[\[([^\[\]|\n]*)(?:\|([^\[\]\n]*))?\]\]")
 _MEM = re.compile(r"`mem:([^`\n]*)`")
@@ -138,3 +144,49 @@ def rewrite_references(
         line = lines[ref.line]
         lines[ref.line] = line[: ref.start] + new + line[ref.end :]
     return "\n".join(lines), len(refs)
+
+
+# Serena's rename treats `mem:NAME` as a reference wherever it stands (backticks or not,
+# fenced code too) unless the name runs on into more name characters.
+_SERENA_NAME_CHAR = r"[A-Za-z0-9_\-/]"
+
+
+def serena_mem_references(text: str, name: str) -> list[Reference]:
+    """Every `mem:NAME` that Serena's rename_memory would rewrite for the memory `name`
+    (Serena's name, `global/` included), as references spanning the name."""
+    if MEM_PREFIX + name not in text:
+        return []
+    pattern = re.compile(
+        rf"(?<!{_SERENA_NAME_CHAR}){re.escape(MEM_PREFIX + name)}(?!{_SERENA_NAME_CHAR})"
+    )
+    bare, is_global = split_qualified(name)
+    found = []
+    for number, line in enumerate(text.split("\n")):
+        for match in pattern.finditer(line):
+            start = match.start() + len(MEM_PREFIX)
+            found.append(
+                Reference(
+                    name=bare,
+                    is_global=is_global,
+                    form="mem",
+                    line=number,
+                    start=start,
+                    end=match.end(),
+                    full_start=match.start(),
+                    full_end=match.end(),
+                )
+            )
+    return found
+
+
+def rename_references(
+    text: str, name: str, points_here: Callable[[Reference], bool]
+) -> list[Reference]:
+    """The references a rename of memory `name` rewrites in a text: `[[...]]` links that
+    point to it (outside code) and every `mem:NAME` Serena's rename rewrites."""
+    found = {(r.line, r.start): r for r in serena_mem_references(text, name) if points_here(r)}
+    if "[[" in text:
+        for ref in find_references(text):
+            if ref.form == "wiki" and points_here(ref):
+                found.setdefault((ref.line, ref.start), ref)
+    return sorted(found.values(), key=lambda r: (r.line, r.start))

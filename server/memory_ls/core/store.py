@@ -6,7 +6,6 @@ always agree on what exists; listings come from a directory scan.
 
 from __future__ import annotations
 
-import errno
 import operator
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -28,6 +27,7 @@ from memory_ls.core.document import (
 from memory_ls.core.errors import (
     AmbiguousMatch,
     Exists,
+    Ignored,
     InvalidArguments,
     InvalidName,
     NoMatch,
@@ -39,7 +39,6 @@ from memory_ls.core.errors import (
 from memory_ls.core.folders import Folder, StoreConfig
 from memory_ls.core.fsio import (
     atomic_write,
-    check_writable_path,
     ensure_folder,
     folder_lock,
     is_temp_file,
@@ -49,8 +48,8 @@ from memory_ls.core.fsio import (
     remove_file,
     remove_leftovers,
 )
-from memory_ls.core.names import GLOBAL_PREFIX, is_valid_name, parse_name
-from memory_ls.core.references import Reference, iter_lines_outside_code, references_in_line
+from memory_ls.core.names import is_valid_name, parse_name, qualify
+from memory_ls.core.references import Reference, rename_references
 from memory_ls.core.routing import route_new
 
 SCOPES = ("project", "global", "all")
@@ -85,9 +84,18 @@ class MemoryFile:
         return known
 
     @property
+    def qualified(self) -> str:
+        """The memory's name as Serena writes it: `global/NAME` for a global memory."""
+        return self.folder.qualified(self.name)
+
+    @property
     def read_only(self) -> bool:
-        """Memories in read-only folders, or with invalid names, are never written."""
-        return self.folder.read_only or not self.valid
+        """Read-only folders, Serena's read-only patterns and invalid names are never written."""
+        return (
+            self.folder.read_only
+            or not self.valid
+            or self.folder.patterns.is_read_only(self.qualified)
+        )
 
     @property
     def scope(self) -> str:
@@ -104,21 +112,20 @@ class MovePlan:
     new_is_global: bool
     folder: Folder
     target: str
-    source_wins: bool  # unqualified references resolve to the source (it is not shadowed)
-    project_has_new: bool
+    source_wins: bool  # references to the name resolve to the source (it is not shadowed)
+
+    @property
+    def new_qualified(self) -> str:
+        """The new name as Serena writes it (`global/NAME` for a global memory)."""
+        return qualify(self.new_name, self.new_is_global)
 
     def points_here(self, ref: Reference) -> bool:
-        """Whether a reference resolves to the memory being moved."""
-        if ref.name != self.source.name:
-            return False
-        if ref.is_global:
-            return self.source.scope == "global"
-        return self.source_wins
+        """Whether a reference resolves to the memory being moved (no scope fallback)."""
+        return ref.target == self.source.qualified and self.source_wins
 
     def new_text(self, ref: Reference) -> str:
-        """The name a reference gets after the move (`global/` where it is needed)."""
-        qualify = self.new_is_global and (ref.is_global or self.project_has_new)
-        return (GLOBAL_PREFIX if qualify else "") + self.new_name
+        """The name a reference gets after the move, spelled as the new name is."""
+        return self.new_qualified
 
 
 @dataclass(frozen=True)
@@ -177,19 +184,35 @@ class Store:
 
     # ----- finding -------------------------------------------------------------------
 
-    def _scope_for(self, is_global: bool, scope: str | None) -> str | None:
+    def _scope_for(self, is_global: bool, scope: str | None) -> str:
+        """The one scope a name means: `global/` names are global, bare names project ones."""
         if is_global:
             if scope == "project":
                 raise InvalidArguments("A `global/` name cannot be used with scope project.")
             return "global"
-        return scope
+        return scope or "project"
+
+    def _check_access(self, name: str, scope: str, *, write: bool) -> None:
+        """Refuse what Serena's patterns forbid (ignored: everything; read-only: writes)."""
+        qualified = qualify(name, scope == "global")
+        patterns = self.config.patterns
+        if patterns.is_ignored(qualified):
+            raise Ignored(
+                f"Memory {qualified!r} matches an ignored_memory_patterns pattern "
+                f"({patterns.where}); it cannot be read or written through memory-ls or Serena."
+            )
+        if write and patterns.is_read_only(qualified):
+            raise ReadOnly(
+                f"Memory {qualified!r} matches a read_only_memory_patterns pattern "
+                f"({patterns.where}); nothing was written."
+            )
 
     def _hit(self, folder: Folder, name: str) -> MemoryFile | None:
         path = folder.file_for(name)
-        if not os.path.isfile(path) or not name.endswith(name.split("/")[-1]):
+        if not os.path.isfile(path):
             return None
         # A topic folder that is itself another configured folder belongs to that folder.
-        if self.config.owner_of(path) is not folder or not is_within(path, folder.real):
+        if self.config.owner_of(path) is not folder:
             return None
         return MemoryFile(name, path, folder)
 
@@ -202,27 +225,85 @@ class Store:
                 hits.append(hit)
         return hits
 
-    def find(self, raw_name: object, scope: object = None) -> MemoryFile:
-        """The memory a name resolves to in a scope; NotFound otherwise."""
+    def find(self, raw_name: object, scope: object = None, *, write: bool = False) -> MemoryFile:
+        """The memory a name means (a bare name: a project memory); NotFound otherwise."""
         parsed = parse_name(raw_name)
         where = self._scope_for(parsed.is_global, check_scope(scope))
+        self._check_access(parsed.name, where, write=write)
         hits = self.locate_all(parsed.name, where)
         if not hits:
-            searched = where or "any scope"
-            raise NotFound(f"No memory named {parsed.name!r} in {searched}.")
+            raise NotFound(f"No memory named {parsed.qualified!r} in the {where} scope.")
         return hits[0]
+
+    def find_for_read(self, raw_name: object, scope: object = None) -> MemoryFile:
+        """A read's memory: a bare name no project memory has falls back to `global/NAME`."""
+        try:
+            return self.find(raw_name, scope)
+        except NotFound:
+            parsed = parse_name(raw_name)
+            if parsed.is_global or scope is not None or self.config.global_folder is None:
+                raise
+            try:
+                return self.find(qualify(parsed.name, True))
+            except (NotFound, Ignored):
+                raise NotFound(
+                    f"No memory named {parsed.name!r} in the project scope, nor "
+                    f"{qualify(parsed.name, True)!r} in the global one."
+                ) from None
 
     def _writable(self, memory: MemoryFile) -> None:
         if memory.folder.read_only:
             raise ReadOnly(
-                f"Memory {memory.name!r} is in the read-only folder {memory.folder.path}."
+                f"Memory {memory.qualified!r} is in the read-only folder {memory.folder.path}."
             )
+        if memory.folder.patterns.is_read_only(memory.qualified):
+            raise ReadOnly(
+                f"Memory {memory.qualified!r} matches a read_only_memory_patterns pattern "
+                f"({memory.folder.patterns.where}); nothing was written."
+            )
+
+    def _remove(self, memory: MemoryFile) -> None:
+        """Delete a memory's file; a link is removed itself, never its target (as Serena does)."""
+        if os.path.islink(memory.path):
+            remove_file(memory.path, memory.folder.real)
+        else:
+            remove_file(memory.path, self._write_target(memory.path)[1].real)
+
+    def _real_owner(self, real: str) -> Folder | None:
+        """The configured folder whose real location holds a real path (the deepest)."""
+        best: Folder | None = None
+        for folder in self.config.folders:
+            if is_within(real, folder.real) and (best is None or len(folder.real) > len(best.real)):
+                best = folder
+        return best
+
+    def _write_target(self, path: str) -> tuple[str, Folder]:
+        """Where a write to `path` lands, links followed as Serena follows them, and its folder.
+
+        A link may lead into another configured folder (the write goes there), never out
+        of all of them.
+        """
+        real = os.path.realpath(path)
+        owner = self._real_owner(real)
+        if owner is None:
+            raise OutsideStore(
+                f"Refused to write {path}: a symbolic link leads it to {real}, outside every "
+                f"configured memory folder. Add {os.path.dirname(real)} as an additional folder "
+                "to write there; nothing was written."
+            )
+        if owner.read_only:
+            raise ReadOnly(
+                f"{path} leads to {real}, in the read-only folder {owner.path}; "
+                "nothing was written."
+            )
+        return real, owner
 
     # ----- routing and saving --------------------------------------------------------
 
     def _route(self, name: str, is_global: bool, scope: str | None) -> tuple[str, Folder, str]:
         """(path, folder, routedBy) for a save of `name`, existing memories first."""
         where = self._scope_for(is_global, scope)
+        self._check_access(name, where, write=False)
         hits = self.locate_all(name, where)
         if hits:
             return hits[0].path, hits[0].folder, "existing"
@@ -242,7 +323,8 @@ class Store:
             )
         _check_path_free(folder, name)
         # A dry run (route) must refuse what the write would: a link on the way out.
-        check_writable_path(path, folder.real)
+        if not folder.read_only:
+            self._write_target(path)
         return path, folder, routed_by
 
     def route(self, raw_name: object, scope: object = None) -> dict[str, Any]:
@@ -250,7 +332,7 @@ class Store:
         parsed = parse_name(raw_name)
         path, folder, routed_by = self._route(parsed.name, parsed.is_global, check_scope(scope))
         return {
-            "name": parsed.name,
+            "name": qualify(parsed.name, folder.kind == "global"),
             "path": path,
             "folder": folder.path,
             "routedBy": routed_by,
@@ -273,7 +355,8 @@ class Store:
         parsed = parse_name(raw_name)
         text = _check_str(content, "content")
         tag_list = _check_tags(tags)
-        where = check_scope(scope)
+        where = self._scope_for(parsed.is_global, check_scope(scope))
+        self._check_access(parsed.name, where, write=True)
         self._check_size(text.encode("utf-8"), parsed.name)
         for _attempt in range(3):
             path, folder, routed_by = self._route(parsed.name, parsed.is_global, where)
@@ -282,7 +365,8 @@ class Store:
                     f"Memory {parsed.name!r} routes to the read-only folder {folder.path}; "
                     "nothing was written."
                 )
-            with folder_lock(folder.real):
+            real, owner = self._write_target(path)
+            with folder_lock(folder.real, owner.real):
                 # Someone may have created the memory elsewhere since we routed: route again.
                 if self._route(parsed.name, parsed.is_global, where)[0] != path:
                     continue
@@ -295,9 +379,9 @@ class Store:
                 self._check_size(data.encode("utf-8"), parsed.name)
                 if not existed and folder.kind != "additional":
                     ensure_folder(folder.path)
-                atomic_write(path, data, folder.real)
+                atomic_write(real, data, owner.real)
             return {
-                "name": parsed.name,
+                "name": qualify(parsed.name, folder.kind == "global"),
                 "path": path,
                 "scope": folder.scope,
                 "folder": folder.path,
@@ -319,8 +403,6 @@ class Store:
 
     def _load_for_write(self, memory: MemoryFile) -> Document:
         """Parse a memory about to be rewritten; refuse files that are not UTF-8 text."""
-        if not is_within(memory.path, memory.folder.real):
-            raise OutsideStore(f"{memory.path} leads outside its memory folder.")
         text = read_utf8(memory.path)
         if text is None:
             raise ReadOnly(
@@ -330,23 +412,15 @@ class Store:
         return parse_document(text)
 
     def load(self, memory: MemoryFile) -> Document:
-        """Parse a memory file (refusing files whose real location is outside the folder)."""
-        if memory.scanned_file and _NO_FOLLOW:
-            try:
-                return parse_document(read_text(memory.path, follow_links=False))
-            except OSError as exc:
-                if exc.errno != errno.ELOOP:
-                    raise
-        if not is_within(memory.path, memory.folder.real):
-            raise OutsideStore(f"{memory.path} leads outside its memory folder.")
+        """Parse a memory file (symbolic links followed for reading, as Serena does)."""
         return parse_document(read_text(memory.path))
 
     def read(self, raw_name: object, scope: object = None) -> dict[str, Any]:
-        """A memory's body and metadata (`memory.read`)."""
-        memory = self.find(raw_name, scope)
+        """A memory's body and metadata (`memory.read`); a bare name may fall back to global."""
+        memory = self.find_for_read(raw_name, scope)
         doc = self.load(memory)
         return {
-            "name": memory.name,
+            "name": memory.qualified,
             "path": memory.path,
             "scope": memory.scope,
             "folder": memory.folder.path,
@@ -387,10 +461,11 @@ class Store:
         if not isinstance(allow_multiple, bool):
             raise InvalidArguments("allowMultiple must be true or false.")
         pattern = _compile(needle, mode) if isinstance(needle, str) else None
-        memory = self.find(raw_name, scope)
+        memory = self.find(raw_name, scope, write=True)
         self._writable(memory)
-        with folder_lock(memory.folder.real):
-            memory = self.find(raw_name, scope)
+        real, owner = self._write_target(memory.path)
+        with folder_lock(memory.folder.real, owner.real):
+            memory = self.find(raw_name, scope, write=True)
             doc = self._load_for_write(memory)
             if isinstance(content, str):
                 body, count = content, 1
@@ -401,27 +476,28 @@ class Store:
                 )
             data = render(update_document(doc, body))
             self._check_size(data.encode("utf-8"), memory.name)
-            atomic_write(memory.path, data, memory.folder.real)
-        return {"name": memory.name, "path": memory.path, "replacements": count}
+            atomic_write(real, data, owner.real)
+        return {"name": memory.qualified, "path": memory.path, "replacements": count}
 
     def delete(self, raw_name: object, scope: object = None) -> dict[str, Any]:
         """Remove a memory from wherever it is found (`memory.delete`)."""
-        memory = self.find(raw_name, scope)
+        memory = self.find(raw_name, scope, write=True)
         self._writable(memory)
         with folder_lock(memory.folder.real):
-            memory = self.find(raw_name, scope)
-            remove_file(memory.path, memory.folder.real)
-        return {"name": memory.name, "path": memory.path}
+            memory = self.find(raw_name, scope, write=True)
+            self._remove(memory)
+        return {"name": memory.qualified, "path": memory.path}
 
     def plan_move(self, raw_name: object, raw_new_name: object, scope: object = None) -> MovePlan:
         """Check a rename and work out where it goes; nothing is written (move and rename)."""
-        source = self.find(raw_name, scope)
+        source = self.find(raw_name, scope, write=True)
         new = parse_name(raw_new_name)
-        self._writable(source)
         new_scope = "global" if new.is_global else "project"
+        self._check_access(new.name, new_scope, write=True)
+        self._writable(source)
         taken = [m for m in self.locate_all(new.name, new_scope) if m.path != source.path]
         if taken:
-            raise Exists(f"A memory named {new.name!r} already exists at {taken[0].path}.")
+            raise Exists(f"A memory named {new.qualified!r} already exists at {taken[0].path}.")
         folder, _routed_by = route_new(
             new.name, new.is_global, self.config.primary, self.config.additional
         )
@@ -437,8 +513,9 @@ class Store:
         if target == source.path:
             raise Exists(f"Memory {source.name!r} is already at {target}.")
         _check_path_free(folder, new.name)
+        self._write_target(target)
         # Which references point at the source is decided before it moves.
-        first = self.locate_all(source.name, None)
+        first = self.locate_all(source.name, source.scope)
         return MovePlan(
             source=source,
             new_name=new.name,
@@ -446,25 +523,25 @@ class Store:
             folder=folder,
             target=target,
             source_wins=bool(first) and first[0].path == source.path,
-            project_has_new=bool(self.locate_all(new.name, "project")),
         )
 
     def move(self, raw_name: object, raw_new_name: object, scope: object = None) -> dict[str, Any]:
         """Rename a memory, route it like a new save, rewrite references (`memory.move`)."""
         plan = self.plan_move(raw_name, raw_new_name, scope)
         self.move_file(plan)
-        updated = self._rewrite_all(plan.points_here, plan.new_text)
+        updated = self._rewrite_all(plan)
         return {
-            "name": plan.source.name,
-            "newName": plan.new_name,
+            "name": plan.source.qualified,
+            "newName": plan.new_qualified,
             "path": plan.target,
             "updatedReferences": updated,
         }
 
     def move_file(self, plan: MovePlan) -> None:
         """Move the memory's file as planned, bytes unchanged (references are not touched)."""
-        source, folder, target = plan.source, plan.folder, plan.target
-        with folder_lock(source.folder.real, folder.real):
+        source, folder = plan.source, plan.folder
+        target, owner = self._write_target(plan.target)
+        with folder_lock(source.folder.real, folder.real, owner.real):
             if os.path.lexists(target):
                 raise Exists(f"A file already exists at {target}.")
             if not os.path.isfile(source.path):
@@ -474,11 +551,16 @@ class Store:
                 ensure_folder(folder.path)
             with open(source.path, "rb") as handle:
                 data = handle.read()
-            atomic_write(target, data, folder.real)
-            remove_file(source.path, source.folder.real)
+            atomic_write(target, data, owner.real)
+            self._remove(source)
 
-    def _rewrite_all(self, points_here: Any, new_text: Any) -> int:
-        """Rewrite matching references in every writable memory; return how many."""
+    def _rewrite_all(self, plan: MovePlan) -> int:
+        """Rewrite references to the moved memory in every writable memory; return how many.
+
+        `mem:OLD` is rewritten wherever Serena's rename rewrites it (anywhere in the file,
+        fenced code included); `[[OLD]]` links where they are links (outside code). The
+        files' bytes change only there: a rewritten reference is not an update.
+        """
         total = 0
         for memory in self.scan():
             if memory.read_only:
@@ -490,12 +572,10 @@ class Store:
                     continue
                 if text is None or ("[[" not in text and "mem:" not in text):
                     continue
-                doc = parse_document(text)
-                new_body, count = _rewrite_body(doc, points_here, new_text)
+                new_text, count = _rewrite_references(text, plan)
                 if count:
-                    atomic_write(
-                        memory.path, render(update_document(doc, new_body)), memory.folder.real
-                    )
+                    real, owner = self._write_target(memory.path)
+                    atomic_write(real, new_text, owner.real)
                     total += count
         return total
 
@@ -515,26 +595,38 @@ class Store:
         invalid: list[MemoryFile] = []
         for memory in self.scan(self.config.folders_in(scope)):
             if memory.valid:
-                by_name.setdefault(memory.name, []).append(memory)
+                # Keyed by Serena's name: `x` and `global/x` are two memories, not one.
+                by_name.setdefault(memory.qualified, []).append(memory)
             else:
                 invalid.append(memory)
         resolved = [Resolved(files[0], tuple(files[1:])) for files in by_name.values()]
         resolved.extend(Resolved(m) for m in invalid)
-        resolved.sort(key=lambda r: (r.memory.name, r.memory.path))
+        resolved.sort(key=lambda r: (r.memory.qualified, r.memory.path))
         return resolved
 
     def list_memories(
-        self, scope: object = None, tags: object = None, prefix: object = None
+        self,
+        scope: object = None,
+        tags: object = None,
+        prefix: object = None,
+        topic: object = None,
     ) -> dict[str, Any]:
-        """Memories in a scope, filtered by tags (all must match) and name prefix."""
+        """Memories in a scope, filtered by tags (all must match), name prefix and topic.
+
+        A topic is Serena's: `auth` lists the project memories under `auth/`, `global` every
+        global memory, `global/x` those under the global topic `x`.
+        """
         where = check_scope(scope, allow_all=True)
         wanted = _check_tags(tags) or []
         if prefix is not None:
             _check_str(prefix, "prefix")
+        topic_prefix = _topic_prefix(topic)
         memories = []
         for item in self.resolve(where):
             memory = item.memory
-            if isinstance(prefix, str) and not memory.name.startswith(prefix):
+            if isinstance(prefix, str) and not memory.qualified.startswith(prefix):
+                continue
+            if topic_prefix is not None and not memory.qualified.startswith(topic_prefix):
                 continue
             doc = self._safe_load(memory)
             doc_tags = doc.tags if doc else []
@@ -542,7 +634,7 @@ class Store:
                 continue
             memories.append(
                 {
-                    "name": memory.name,
+                    "name": memory.qualified,
                     "path": memory.path,
                     "scope": memory.scope,
                     "folder": memory.folder.path,
@@ -622,7 +714,7 @@ class Store:
             if doc is None or not memory.valid:
                 continue
             record: dict[str, Any] = {
-                "name": memory.name,
+                "name": memory.qualified,
                 "content": doc.body,
                 "tags": doc.tags,
                 "created_at": iso(doc.metadata.get("created_at")),
@@ -692,6 +784,16 @@ class Store:
         return {"imported": imported, "skipped": skipped}
 
 
+def _topic_prefix(topic: object) -> str | None:
+    """What the names in a Serena topic start with (`auth/`, `global/`); None for no topic."""
+    if topic is None or topic == "":
+        return None
+    text = _check_str(topic, "topic").strip().strip("/")
+    if not text:
+        return None
+    return text + "/"
+
+
 def _check_path_free(folder: Folder, name: str) -> None:
     """Refuse a new memory whose file is a folder on disk, or whose topic folder is a file."""
     current = folder.path
@@ -708,12 +810,17 @@ def _check_path_free(folder: Folder, name: str) -> None:
 
 
 def scan_folder(folder: Folder, skip: Iterable[str] = ()) -> list[MemoryFile]:
-    """Markdown files under a folder, skipping other configured folders, hidden ones, links out."""
+    """Markdown files under a folder as Serena lists them: hidden and linked folders
+    included, other configured folders and Serena's ignored memories left out."""
     skip_set = set(skip)
+    patterns = folder.patterns
     found: list[MemoryFile] = []
-    pending = [(folder.path, "")]
+    # Each directory once by its real location: a link back up would loop for ever.
+    root_real = os.path.realpath(folder.path)
+    seen = {root_real}
+    pending = [(folder.path, root_real, "")]
     while pending:
-        directory, prefix = pending.pop()
+        directory, real, prefix = pending.pop()
         try:
             with os.scandir(directory) as listing:
                 entries = sorted(listing, key=operator.attrgetter("name"))
@@ -724,19 +831,30 @@ def scan_folder(folder: Folder, skip: Iterable[str] = ()) -> list[MemoryFile]:
             try:
                 # d_type answers these without a system call, except on a few file systems.
                 if entry.is_dir(follow_symlinks=False):
-                    if not name.startswith(".") and entry.path not in skip_set:
-                        pending.append((entry.path, f"{prefix}{name}/"))
+                    inner = os.path.join(real, name)
+                    if entry.path not in skip_set and inner not in seen:
+                        seen.add(inner)
+                        pending.append((entry.path, inner, f"{prefix}{name}/"))
                     continue
-                if not name.endswith(".md") or (name[0] == "." and is_temp_file(name)):
+                if not name.endswith(".md"):
+                    if entry.is_symlink() and entry.path not in skip_set and entry.is_dir():
+                        # A linked folder: Serena's documented way to share memories.
+                        inner = os.path.realpath(entry.path)
+                        if inner not in seen:
+                            seen.add(inner)
+                            pending.append((entry.path, inner, f"{prefix}{name}/"))
+                    continue
+                if name[0] == "." and is_temp_file(name):
                     continue
                 if entry.is_file(follow_symlinks=False):
-                    found.append(MemoryFile(f"{prefix}{name[:-3]}", entry.path, folder, True))
-                elif (
-                    entry.is_symlink()
-                    and os.path.isfile(entry.path)
-                    and is_within(entry.path, folder.real)
-                ):
-                    found.append(MemoryFile(f"{prefix}{name[:-3]}", entry.path, folder))
+                    memory = MemoryFile(f"{prefix}{name[:-3]}", entry.path, folder, True)
+                elif entry.is_symlink() and entry.is_file():
+                    memory = MemoryFile(f"{prefix}{name[:-3]}", entry.path, folder)
+                else:
+                    continue
+                if patterns.ignored and patterns.is_ignored(memory.qualified):
+                    continue
+                found.append(memory)
             except OSError:
                 continue
     return found
@@ -836,25 +954,23 @@ def _replace(
     return new_body, count
 
 
-def _rewrite_body(doc: Document, points_here: Any, new_text: Any) -> tuple[str, int]:
-    """Rewrite references in a document's body only (frontmatter is left alone)."""
-    lines = doc.body.split("\n")
-    total = 0
-    for number, line in list(iter_lines_outside_code(doc.body)):
-        refs = [r for r in references_in_line(line, number) if points_here(r)]
-        for ref in sorted(refs, key=lambda r: r.start, reverse=True):
-            line = line[: ref.start] + new_text(ref) + line[ref.end :]
-        if refs:
-            lines[number] = line
-            total += len(refs)
-    return "\n".join(lines), total
+def _rewrite_references(text: str, plan: MovePlan) -> tuple[str, int]:
+    """Rewrite the references a move rewrites (SPEC 2.6), nothing else of the text."""
+    refs = rename_references(text, plan.source.qualified, plan.points_here)
+    if not refs:
+        return text, 0
+    lines = text.split("\n")
+    for ref in reversed(refs):
+        line = lines[ref.line]
+        lines[ref.line] = line[: ref.start] + plan.new_text(ref) + line[ref.end :]
+    return "\n".join(lines), len(refs)
 
 
 def _search_memory(
     memory: MemoryFile, doc: Document, phrase: str, terms: list[str]
 ) -> list[dict[str, Any]]:
     """Matching lines of one memory, scored: the whole phrase beats single terms, names count."""
-    lowered_name = memory.name.lower()
+    lowered_name = memory.qualified.lower()
     name_score = 0.0
     if phrase in lowered_name:
         name_score = 5.0
@@ -869,7 +985,7 @@ def _search_memory(
         score = present / len(terms) + (2.0 if phrase in lowered else 0.0) + name_score
         hits.append(
             {
-                "name": memory.name,
+                "name": memory.qualified,
                 "path": memory.path,
                 "line": doc.body_line + index + 1,
                 "text": _snippet(line, lowered.find(terms[0]) if terms[0] in lowered else 0),
@@ -880,7 +996,7 @@ def _search_memory(
         first = next((ln for ln in doc.body.split("\n") if ln.strip()), "")
         hits.append(
             {
-                "name": memory.name,
+                "name": memory.qualified,
                 "path": memory.path,
                 "line": doc.body_line + 1,
                 "text": _snippet(first, 0),

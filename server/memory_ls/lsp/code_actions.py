@@ -20,6 +20,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from memory_ls.core.errors import MemoryStoreError
+from memory_ls.core.names import split_qualified
 from memory_ls.core.navigation import (
     Replacement,
     did_you_mean,
@@ -104,8 +105,10 @@ def _fixes(
         return
     if diagnostic.code == "broken-link":
         yield from _create(ls, ref, diagnostic)
-        scope = "global" if ref.is_global else None
-        close = did_you_mean(ref.name, ls.index.names(scope))
+        # The name is replaced within its scope (its `global/` kept): compare bare names.
+        scope = "global" if ref.is_global else "project"
+        bare = [split_qualified(name)[0] for name in ls.index.names(scope)]
+        close = did_you_mean(ref.name, bare)
         for position, name in enumerate(close):
             yield _replace(ls, doc, ref, name, diagnostic, preferred=position == 0)
     elif not ref.is_global:

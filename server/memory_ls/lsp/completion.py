@@ -18,7 +18,6 @@ from typing import Any
 from lsprotocol import types
 
 from memory_ls.core.index import Entry, MemoryIndex
-from memory_ls.core.names import GLOBAL_PREFIX, normalize_input
 from memory_ls.core.references import in_fenced_code
 from memory_ls.core.routing import routing_prefixes
 from memory_ls.core.store import MemoryFile
@@ -101,8 +100,7 @@ def _entry_of(ls: MemoryServer, item: types.CompletionItem) -> Entry | None:
     """The memory a name item offers, found again by its label (items carry no path)."""
     if item.kind != types.CompletionItemKind.File:
         return None
-    name, is_global = normalize_input(item.label)
-    return ls.index.lookup(name, "global" if is_global else None)
+    return ls.index.lookup(item.label)
 
 
 @dataclass(frozen=True)
@@ -293,9 +291,9 @@ def build_list(
 def _name_items(
     ls: MemoryServer, index: MemoryIndex, context: Context, edit: _EditMaker, client: _Client
 ) -> tuple[list[dict[str, Any]], bool]:
-    typed, scope, qualifier = context.typed, None, ""
-    if typed.startswith(GLOBAL_PREFIX):
-        typed, scope, qualifier = typed[len(GLOBAL_PREFIX) :], "global", GLOBAL_PREFIX
+    # Names are Serena's (`global/NAME` for global memories), so `global/ti` is a prefix
+    # like any other.
+    typed, scope = context.typed, None
     chosen, cut = index.complete_names(typed, scope, MAX_ITEMS)
     folders = _FolderNames(ls)
     items: list[dict[str, Any]] = []
@@ -319,10 +317,10 @@ def _name_items(
         closing = edit.closing
         items.extend(
             {
-                "label": qualifier + winner[0].name,
+                "label": winner[0].qualified,
                 "kind": kind,
                 "sortText": _SORT_TEXTS[position],
-                "textEditText": qualifier + winner[0].name + closing,
+                "textEditText": winner[0].qualified + closing,
             }
             for position, winner in enumerate(winners)
             if winner is not None  # None: deleted since the list was made
@@ -333,7 +331,7 @@ def _name_items(
         if winner is None:
             continue
         memory, shadows = winner
-        label = qualifier + memory.name
+        label = memory.qualified
         item = {"label": label, "kind": kind, "sortText": _SORT_TEXTS[position]}
         edit.add_to(item, label, close=True)
         if not client.resolves_detail:
@@ -460,7 +458,7 @@ def _documentation(
     folders: _FolderNames, index: MemoryIndex, memory: MemoryFile
 ) -> types.MarkupContent:
     metadata = index.metadata(memory)
-    facts = [f"**{memory.name}** · {memory.scope} · `{folders.file(memory)}`"]
+    facts = [f"**{memory.qualified}** · {memory.scope} · `{folders.file(memory)}`"]
     if metadata.tags:
         facts.append("tags: " + ", ".join(metadata.tags))
     if metadata.updated_at:

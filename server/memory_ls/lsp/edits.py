@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
-from memory_ls.core.navigation import Replacement, reference_replacements
+from memory_ls.core.navigation import Replacement, move_references, reference_replacements
 from memory_ls.core.references import Reference
 from memory_ls.core.store import MovePlan
 from memory_ls.lsp.server import MemoryServer
@@ -97,10 +97,13 @@ def plan_edit(
     def new_text(ref: Reference) -> str:
         return next(plan.new_text(ref) for plan in plans if plan.points_here(ref))
 
+    def refs_in(text: str) -> list[Reference]:
+        return move_references(text, plans)
+
     # Several names (a folder renamed): no single name to pre-filter files with.
     needle = plans[0].source.name if len(plans) == 1 else ""
     files: list[FileEdit] = []
-    for found in search(ls, open_texts, matches, needle):
+    for found in search(ls, open_texts, matches, needle, refs_in):
         # As memory.move does: memories in read-only folders keep their text.
         if found.memory is not None and found.memory.read_only:
             continue

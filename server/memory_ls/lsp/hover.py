@@ -72,10 +72,10 @@ def _file_time(path: str) -> str:
 
 
 def _broken(ls: MemoryServer, ref: Reference) -> str:
-    where = "in the global folder" if ref.is_global else "in any memory folder"
-    lines = [f"**Broken link**: no memory named `{ref.name}` {where}."]
-    names = ls.index.names("global" if ref.is_global else None)
-    close = did_you_mean(ref.name, names)
+    where = "in the global folder" if ref.is_global else "in the project's memory folders"
+    lines = [f"**Broken link**: no memory named `{ref.target}` {where}."]
+    names = ls.index.names("global" if ref.is_global else "project")
+    close = did_you_mean(ref.target, names)
     if close:
         lines.append("Did you mean " + " or ".join(f"`{name}`" for name in close) + "?")
     try:

@@ -130,7 +130,12 @@ class MemoryServer(LanguageServer):
                 "(it is never created for you).",
                 types.MessageType.Warning,
             )
-        folders_changed = (config.root, config.folders) != (self.config.root, self.config.folders)
+        # New patterns change which memories exist (ignored ones are not indexed).
+        folders_changed = (config.root, config.folders, config.patterns) != (
+            self.config.root,
+            self.config.folders,
+            self.config.patterns,
+        )
         self.settings, self.config = settings, config
         self.store = Store(config)
         if folders_changed:
@@ -171,6 +176,7 @@ def build_server(cli: Layer) -> MemoryServer:
         indexing,
         lifecycle,
         links,
+        patterns,
         references,
         rename,
         symbols,
@@ -183,6 +189,7 @@ def build_server(cli: Layer) -> MemoryServer:
         configuration,
         indexing,
         watching,
+        patterns,
         diagnostics,
         completion,
         commands,

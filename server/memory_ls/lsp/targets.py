@@ -91,7 +91,7 @@ def resolve(ls: MemoryServer, ref: Reference) -> Entry | None:
     """The memory a reference resolves to (lookup order, SPEC 2.3)."""
     if not ref.valid:
         return None
-    return ls.index.lookup(ref.name, "global" if ref.is_global else None)
+    return ls.index.lookup(ref.target)
 
 
 def subject(ls: MemoryServer, cursor: Cursor) -> MemoryFile | None:
@@ -107,7 +107,7 @@ def subject(ls: MemoryServer, cursor: Cursor) -> MemoryFile | None:
 
 def winner(ls: MemoryServer, memory: MemoryFile) -> MemoryFile | None:
     """What the memory's bare name resolves to (itself unless another file hides it)."""
-    entry = ls.index.lookup(memory.name)
+    entry = ls.index.lookup(memory.qualified)
     return entry.memory if entry is not None else None
 
 
@@ -130,8 +130,10 @@ def search(
     open_texts: Mapping[str, OpenText],
     matches: Callable[[Reference], bool],
     needle: str,
+    refs_in: Callable[[str], list[Reference]] | None = None,
 ) -> list[FileRefs]:
-    """Matching references in every memory file and open document (blocking: a store thread)."""
+    """Matching references in every memory file and open document (blocking: a store thread);
+    `refs_in`, where given, finds a text's references instead of its links."""
     index = ls.index
     memories = index.files() if index.scanned else ls.store.scan()
     by_path = {memory.path: memory for memory in memories}
@@ -139,12 +141,15 @@ def search(
     for doc in open_texts.values():
         if needle not in doc.text:
             continue
-        refs = [ref for ref in find_references(doc.text) if matches(ref)]
+        if refs_in is not None:
+            refs = refs_in(doc.text)
+        else:
+            refs = [ref for ref in find_references(doc.text) if matches(ref)]
         if refs:
             memory = by_path.get(doc.path) or index.memory_for(doc.path)
             found.append(FileRefs(doc.uri, doc.path, doc.text, doc.version, refs, memory))
     on_disk = [path for path in by_path if path not in open_texts]
-    for path, text, refs in texts_with_references(on_disk, matches, needle):
+    for path, text, refs in texts_with_references(on_disk, matches, needle, refs_in):
         found.append(FileRefs(file_uri(path), path, text, None, refs, by_path[path]))
     found.sort(key=lambda item: item.path)
     return found
