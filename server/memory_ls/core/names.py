@@ -187,3 +187,25 @@ def prefix_run(name: str) -> str | None:
         return None
     longest = prefixes[0]
     return longest if len(longest) < len(name) else (prefixes[1] if len(prefixes) > 1 else None)
+
+
+def valid_name_for(name: str) -> str:
+    """A valid name close to an invalid one: refused characters become `_`, invisible ones go,
+    device names and over-long segments are mended (for the invalid-name quick fix)."""
+    segments = []
+    for segment in name.split("/"):
+        kept = []
+        for ch in segment:
+            category = unicodedata.category(ch)
+            if category == "Cf":  # zero-width and bidi characters: not seen, not wanted
+                continue
+            kept.append("_" if ch in FORBIDDEN_CHARS or category[0] == "C" else ch)
+        fixed = "".join(kept)
+        while len(fixed.encode("utf-8", "surrogatepass")) > MAX_SEGMENT_BYTES:
+            fixed = fixed[:-1]
+        if fixed in ("", ".", ".."):
+            fixed = "_" if not fixed else fixed.replace(".", "_")
+        if fixed.split(".")[0].strip().upper() in WINDOWS_RESERVED:
+            fixed = "_" + fixed
+        segments.append(fixed)
+    return "/".join(segments)

@@ -12,6 +12,7 @@ indexed exactly like any other save.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +21,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from memory_ls.core.errors import MemoryStoreError
-from memory_ls.core.names import split_qualified
+from memory_ls.core.names import split_qualified, valid_name_for
 from memory_ls.core.navigation import (
     Replacement,
     did_you_mean,
@@ -35,7 +36,7 @@ from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.targets import document_text, shown_path
 
 QUICK_FIX = types.CodeActionKind.QuickFix
-FIXABLE = frozenset({"misrouted", "broken-link", "unknown-prefix"})
+FIXABLE = frozenset({"misrouted", "broken-link", "unknown-prefix", "invalid-name"})
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,9 @@ def _fixes(
     if diagnostic.code == "misrouted":
         yield from _move(ls, doc, diagnostic)
         return
+    if diagnostic.code == "invalid-name":
+        yield from _rename_invalid(ls, doc, diagnostic)
+        return
     ref = _reference(ls, doc, refs, diagnostic)
     if ref is None:
         return
@@ -140,7 +144,7 @@ def _move(
     if memory is None:
         return
     try:
-        plan = plan_move_of(ls.store, memory, memory.name)
+        plan = plan_move_of(ls.store, memory, memory.qualified)
     except MemoryStoreError:
         return  # e.g. a file of that name is already there: no safe move to offer
     title = f"Move {memory.name} to {shown_path(ls, plan.folder.path)}"
@@ -153,6 +157,34 @@ def _move(
         arguments = {"name": memory.name, "newName": memory.name, "scope": memory.scope}
         action.command = types.Command(title=title, command="memory.move", arguments=[arguments])
     yield f"move:{memory.path}", action
+
+
+def _rename_invalid(
+    ls: MemoryServer, doc: Snapshot, diagnostic: types.Diagnostic
+) -> Iterator[tuple[str, types.CodeAction]]:
+    """Rename a file whose name breaks the rules to the closest free valid name."""
+    path = to_fs_path(doc.uri)
+    memory = ls.index.memory_for(path) if path else None
+    if memory is None or memory.valid or memory.folder.read_only or not can_rename_files(ls):
+        return
+    base = valid_name_for(memory.name)
+    new_name, number = base, 1
+    # A free name: another memory (or file) of that name would be shadowed or overwritten.
+    while ls.store.locate_all(new_name, memory.scope) or os.path.lexists(
+        memory.folder.file_for(new_name)
+    ):
+        number += 1
+        new_name = f"{base}_{number}"
+    target = memory.folder.file_for(new_name)
+    title = f"Rename to {memory.folder.qualified(new_name)}"
+    action = types.CodeAction(
+        title=title,
+        kind=QUICK_FIX,
+        diagnostics=[diagnostic],
+        is_preferred=True,
+        edit=workspace_edit(ls, [], [(memory.path, target)]),
+    )
+    yield f"rename:{memory.path}", action
 
 
 def _create(
