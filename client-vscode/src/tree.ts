@@ -67,7 +67,9 @@ export class MemoriesTree implements vscode.TreeDataProvider<MemoryNode>, vscode
       return item;
     }
     const memory = node.memory;
-    const item = new vscode.TreeItem(memory.name, vscode.TreeItemCollapsibleState.None);
+    // Under the Global heading the `global/` of a global memory's name says nothing new.
+    const shown = memory.scope === "global" ? memory.name.replace(/^global\//, "") : memory.name;
+    const item = new vscode.TreeItem(shown, vscode.TreeItemCollapsibleState.None);
     item.id = `memory:${memory.path}`;
     item.resourceUri = vscode.Uri.file(memory.path);
     item.iconPath = new vscode.ThemeIcon(memory.readOnly ? "lock" : "note");
