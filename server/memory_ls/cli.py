@@ -98,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     _scope(listing, LIST_SCOPE_CHOICES)
     _tags(listing)
     listing.add_argument("--prefix", metavar="P")
+    listing.add_argument("--topic", metavar="T", help="as Serena's list_memories(topic)")
 
     read = command("read", "print a memory")
     read.add_argument("name", metavar="NAME")
@@ -245,7 +246,7 @@ def _dispatch(
         return _export(args, store, stdout)
     result: dict[str, Any]
     if command == "list":
-        result = store.list_memories(args.scope, args.tags, args.prefix)
+        result = store.list_memories(args.scope, args.tags, args.prefix, topic=args.topic)
     elif command == "read":
         result = store.read(args.name, args.scope)
     elif command == "save":

@@ -524,17 +524,27 @@ class Store:
         return resolved
 
     def list_memories(
-        self, scope: object = None, tags: object = None, prefix: object = None
+        self,
+        scope: object = None,
+        tags: object = None,
+        prefix: object = None,
+        *,
+        topic: object = None,
     ) -> dict[str, Any]:
-        """Memories in a scope, filtered by tags (all must match) and name prefix."""
+        """Memories in a scope, filtered by tags (all must match), name prefix and topic."""
         where = check_scope(scope, allow_all=True)
         wanted = _check_tags(tags) or []
         if prefix is not None:
             _check_str(prefix, "prefix")
+        under = "" if topic is None else _check_str(topic, "topic")
         memories = []
         for item in self.resolve(where):
             memory = item.memory
             if isinstance(prefix, str) and not memory.name.startswith(prefix):
+                continue
+            is_global = memory.scope == "global"
+            listed = GLOBAL_PREFIX + memory.name if is_global else memory.name
+            if under and not in_topic(listed, is_global, under):
                 continue
             doc = self._safe_load(memory)
             doc_tags = doc.tags if doc else []
@@ -690,6 +700,17 @@ class Store:
             for record, where in to_write
         ]
         return {"imported": imported, "skipped": skipped}
+
+
+def in_topic(name: str, is_global: bool, topic: str) -> bool:
+    """Whether a memory, named `global/...` when global, is under a topic of Serena's list."""
+    # Serena lists a topic's folder recursively: `auth` is every project memory `auth/...`,
+    # `global` every global memory, `global/x` the global memories `global/x/...`.
+    topic = topic.rstrip("/")
+    wants_global = topic == "global" or topic.startswith(GLOBAL_PREFIX)
+    if wants_global != is_global:
+        return False
+    return topic == "global" or name.startswith(topic + "/")
 
 
 def _check_path_free(folder: Folder, name: str) -> None:
