@@ -89,7 +89,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve = command("serve", "start the language server (stdio unless --tcp)")
     serve.add_argument("--tcp", metavar="HOST:PORT", default=None)
 
-    command("mcp", "start the Model Context Protocol server for agents (stdio)")
+    mcp = command("mcp", "start the Model Context Protocol server for agents (stdio)")
+    mcp.add_argument(
+        "--tool-prefix",
+        metavar="P",
+        default="",
+        help="put P before every tool name (mls_write_memory), to run beside Serena's tools",
+    )
 
     check = command("check", "report diagnostics for the store or the given Markdown files")
     check.add_argument("paths", nargs="*", metavar="PATH")
@@ -98,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     _scope(listing, LIST_SCOPE_CHOICES)
     _tags(listing)
     listing.add_argument("--prefix", metavar="P")
+    listing.add_argument("--topic", metavar="T", help="as Serena's list_memories(topic)")
 
     read = command("read", "print a memory")
     read.add_argument("name", metavar="NAME")
@@ -192,7 +199,7 @@ def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> i
         if args.command == "mcp":
             from memory_ls.mcp_server import run_mcp  # keeps the SDK off other commands' path
 
-            run_mcp(layer, os.path.abspath(args.root or os.getcwd()))
+            run_mcp(layer, os.path.abspath(args.root or os.getcwd()), args.tool_prefix)
             return EXIT_OK
         settings = merge_layers(layer)
         config = resolve_store_config(settings, args.root or os.getcwd())
@@ -245,7 +252,7 @@ def _dispatch(
         return _export(args, store, stdout)
     result: dict[str, Any]
     if command == "list":
-        result = store.list_memories(args.scope, args.tags, args.prefix)
+        result = store.list_memories(args.scope, args.tags, args.prefix, topic=args.topic)
     elif command == "read":
         result = store.read(args.name, args.scope)
     elif command == "save":

@@ -1,27 +1,32 @@
 """The MCP server (`memory-ls mcp`): agents read and write memories through the store's rules.
 
-Tools are named and shaped as agents know them from Serena (`write_memory`, `read_memory`,
-...). Each answer is a sentence for the model (where a memory went and why) plus the
-SPEC 3.3 result object as structured content. A refusal is a tool error whose text starts
-with the SPEC code: `[invalid-name] Invalid memory name '../x': ...`.
+Serena 2.1.0's six memory tools are offered under Serena's names and parameters, so an agent
+configured for Serena works unchanged; memory-ls adds optional parameters and its own tools.
+Each answer is a sentence for the model (where a memory went and why) plus the SPEC 3.3
+result object as structured content; read_memory and list_memories answer first with the
+very text Serena gives. A refusal is a tool error whose text starts with the SPEC code:
+`[invalid-name] Invalid memory name '../x': ...`.
 
 The MCP SDK (and with it pydantic and starlette) is imported only when the server is
 built, so importing this module stays cheap.
 """
 
 import inspect
+import json
 import logging
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from typing_extensions import TypedDict
 
 from memory_ls import __version__
-from memory_ls.config import Layer, Settings, merge_layers
-from memory_ls.core.errors import InvalidArguments, MemoryStoreError
+from memory_ls.config import ConfigError, Layer, Settings, merge_layers
+from memory_ls.core.errors import InvalidArguments, MemoryStoreError, OutsideStore, TooLarge
 from memory_ls.core.folders import Folder, StoreConfig, resolve_store_config
-from memory_ls.core.names import caps_prefixes
+from memory_ls.core.fsio import is_within, read_text
+from memory_ls.core.names import GLOBAL_PREFIX, caps_prefixes
 from memory_ls.core.routing import routing_prefixes, unknown_prefix
 from memory_ls.core.store import Store
 
@@ -33,6 +38,21 @@ if TYPE_CHECKING:
 log = logging.getLogger("memory_ls.mcp")
 
 SERVER_NAME = "memory-ls"
+
+# Serena's memory tools (serena/tools/memory_tools.py, 2.1.0), offered under these names.
+SERENA_TOOLS = (
+    "write_memory",
+    "read_memory",
+    "list_memories",
+    "delete_memory",
+    "rename_memory",
+    "edit_memory",
+)
+TOOLS = (*SERENA_TOOLS, "search_memories")
+# Serena's `default_max_tool_answer_chars`: the content limit of write_memory(max_chars=-1).
+SERENA_DEFAULT_MAX_CHARS = 150_000
+# Tool names as the MCP specification allows them (at most 128 characters).
+_TOOL_PREFIX = re.compile(r"[A-Za-z0-9_.-]{0,64}")
 
 # ----- result shapes (SPEC 3.3), published as the tools' output schemas ----------------
 
@@ -78,7 +98,7 @@ class DeleteResult(TypedDict):
 
 
 class MoveResult(TypedDict):
-    """The result of move_memory (`memory.move`)."""
+    """The result of rename_memory (`memory.move`)."""
 
     name: str
     newName: str
@@ -121,7 +141,7 @@ class SearchResult(TypedDict):
     results: list[SearchHit]
 
 
-# ----- tool descriptions -----------------------------------------------------------------
+# ----- tool descriptions (templates: `{write_memory}` is that tool's name as offered) -------
 
 _NAMES = (
     "Names are one or more segments joined by `/` (letters, digits, `_`, `-`, `.`, space; "
@@ -134,41 +154,48 @@ Where it goes:
 - A memory that already exists is overwritten in place, wherever it is.
 - A name with an ALL-CAPS prefix, such as `FEATURE_auth` or `FEATURE_BUILDER_x`, goes to the
   additional (shared) folder named after the prefix (`feature/`, `feature_builder/`; the
-  longest prefix wins) when that folder is configured. `list_memories` shows the prefixes.
+  longest prefix wins) when that folder is configured. `{{list_memories}}` shows the prefixes.
 - A topic path such as `auth/login_flow` goes under the primary folder.
 - A `global/` name (or scope "global") goes to the personal global folder, outside the
   repository: use it for notes that are about you, not this project.
 - Anything else goes to the primary folder.
 {_NAMES} The content may start with YAML frontmatter; `tags` are stored there. Refer to
-other memories in the text as [[NAME]] or `mem:NAME`. The answer says where the memory went
-and why."""
+other memories in the text as `mem:NAME` (in backticks) or [[NAME]]. Content longer than
+max_chars characters is refused. The answer says where the memory went and why."""
 
-READ_DESCRIPTION = f"""Read a memory's Markdown body (frontmatter left out) and where it is stored.
+READ_DESCRIPTION = f"""Read a memory: the answer is the file's text exactly as stored
+(frontmatter included), with where it is stored as structured content.
 
 Lookup order: the primary folder (with its topics), then the additional folders, then the
 global folder; the first hit wins. `global/NAME` or scope "global" reads the global one.
 {_NAMES}"""
 
-LIST_DESCRIPTION = """List memories: name, folder, scope and tags of each.
+LIST_DESCRIPTION = """List memories, optionally filtered by topic.
 
-Filter by scope ("project": primary and additional folders; "global": the personal folder;
-"all", the default), by tags (all must match) and by a name prefix (`FEATURE_`, `auth/`).
-The answer also shows the routing prefixes that send new memories to additional folders."""
+The first text is Serena's listing, JSON `{{"memories": [...], "read_only_memories": [...]}}`
+(sorted names; a key with no names is left out). topic "auth" lists the memories named
+`auth/...` (at any depth); "global" lists the global memories, "global/x" those named
+`global/x/...`. memory-ls also filters by scope ("project", "global", "all"), by tags (all
+must match) and by a name prefix (`FEATURE_`); the second text gives each memory's folder,
+scope and tags, and the routing prefixes that send new memories to additional folders."""
 
-EDIT_DESCRIPTION = f"""Change part of an existing memory in place (it is never moved).
+EDIT_DESCRIPTION = f"""Replace content in an existing memory, in place (it is never moved).
 
-Replaces `needle` with `repl` in the body. mode "literal" (default) matches the text as
-is; mode "regex" takes a Python regular expression (multi-line, `.` matches newlines) and
-`repl` may use \\1 or \\g<name>. Zero matches is an error; more than one is an error unless
-allow_multiple_occurrences is true. To replace the whole body use write_memory. {_NAMES}"""
+mode "literal" matches `needle` exactly; mode "regex" takes a Python regular expression
+with the MULTILINE and DOTALL flags (`.` matches newlines). `repl` is inserted verbatim,
+except that in regex mode $!1, $!2, ... insert the groups the needle matched. Zero matches
+is an error; more than one is an error unless allow_multiple_occurrences is true. To
+replace the whole text use {{write_memory}}. {_NAMES}"""
 
 DELETE_DESCRIPTION = f"""Delete a memory from wherever it is found (lookup order: primary,
-additional folders, global; `global/NAME` deletes the global one). {_NAMES}"""
+additional folders, global; `global/NAME` deletes the global one). Only call it if
+instructed explicitly or permission was granted by the user. {_NAMES}"""
 
-MOVE_DESCRIPTION = f"""Rename a memory. The new name is routed like a new write_memory (an
-ALL-CAPS prefix moves it to the matching additional folder, `global/` to the global folder),
-and every [[reference]] or `mem:reference` to the old name in other memories is rewritten.
-Refused if the new name is taken. {_NAMES}"""
+RENAME_DESCRIPTION = f"""Rename or move a memory; use "/" in the name to organize it into
+topics. The new name is routed like a new {{write_memory}} (an ALL-CAPS prefix moves it to
+the matching additional folder, `global/` to the global folder), and every `mem:reference`
+or [[reference]] to the old name in other memories is rewritten. Refused if the new name
+is taken. {_NAMES}"""
 
 SEARCH_DESCRIPTION = """Full-text search over memory names and bodies, case-insensitive, best
 first, with line numbers and the matching line. Filter by tags (all must match) and scope
@@ -180,22 +207,33 @@ Scope = Literal["project", "global"]
 ListScope = Literal["project", "global", "all"]
 
 
-def run_mcp(layer: Layer, root: str) -> None:
+def run_mcp(layer: Layer, root: str, tool_prefix: str = "") -> None:
     """Serve the MCP tools over stdio on the store configured by the CLI flags in `layer`."""
-    server = build_server(layer, root)
+    server = build_server(layer, root, tool_prefix)
     server.run("stdio")
 
 
-def build_server(layer: Layer, root: str) -> "MCPServer[Any]":
-    """An MCP server with the memory tools, on the store at `root` configured by `layer`."""
+def check_tool_prefix(prefix: str) -> None:
+    """Refuse a --tool-prefix that would make tool names the MCP specification does not allow."""
+    if not _TOOL_PREFIX.fullmatch(prefix):
+        raise ConfigError(
+            "--tool-prefix",
+            [f"{prefix!r} is not a tool-name prefix: use up to 64 of A-Z a-z 0-9 _ - ."],
+        )
+
+
+def build_server(layer: Layer, root: str, tool_prefix: str = "") -> "MCPServer[Any]":
+    """An MCP server with the memory tools (names prefixed), on the store at `root`."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import CallToolResult, ToolAnnotations
     from pydantic import Field, Strict, ValidationError
 
+    check_tool_prefix(tool_prefix)
     settings = merge_layers(layer)
     stores = _StoreFactory(settings, os.path.abspath(os.path.expanduser(root)))
     start_config = stores.config()
+    names = {tool: tool_prefix + tool for tool in TOOLS}
 
     # The argument names of each tool, to refuse ones the tool does not take.
     known_arguments: dict[str, frozenset[str]] = {}
@@ -231,7 +269,7 @@ def build_server(layer: Layer, root: str) -> "MCPServer[Any]":
         SERVER_NAME,
         title="memory-ls",
         version=__version__,
-        instructions=_instructions(start_config),
+        instructions=_instructions(start_config, names),
         # Refusals are answers to the agent, not server trouble: keep stderr for warnings.
         log_level="WARNING",
     )
@@ -245,10 +283,12 @@ def build_server(layer: Layer, root: str) -> "MCPServer[Any]":
         destructive: bool = False,
         idempotent: bool = False,
     ) -> None:
+        name = names[fn.__name__]
         server.add_tool(
             fn,
+            name=name,
             title=title,
-            description=description,
+            description=description.format(**names),
             annotations=ToolAnnotations(
                 title=title,
                 read_only_hint=read_only,
@@ -257,7 +297,7 @@ def build_server(layer: Layer, root: str) -> "MCPServer[Any]":
                 open_world_hint=False,
             ),
         )
-        known_arguments[fn.__name__] = frozenset(inspect.signature(fn).parameters)
+        known_arguments[name] = frozenset(inspect.signature(fn).parameters)
 
     Name = Annotated[str, Field(description="The memory name, e.g. `FEATURE_auth`, `auth/login`.")]
     Tags = Annotated[list[str] | None, Field(description="Tags to store in the frontmatter.")]
@@ -265,9 +305,17 @@ def build_server(layer: Layer, root: str) -> "MCPServer[Any]":
         list[str] | None, Field(description="Only memories that have all of these tags.")
     ]
 
+    # Serena's six tools: names, parameter names, order, types, required ones and defaults as
+    # in serena/tools/memory_tools.py; memory-ls's own optional parameters come after them.
+
     def write_memory(
         memory_name: Name,
-        content: Annotated[str, Field(description="The Markdown text of the memory.")],
+        content: Annotated[str, Field(description="The Markdown text of the memory (UTF-8).")],
+        max_chars: Annotated[
+            int,
+            Strict(),
+            Field(description=f"The longest content accepted; -1: {SERENA_DEFAULT_MAX_CHARS}."),
+        ] = -1,
         tags: Tags = None,
         scope: Annotated[
             Scope | None,
@@ -275,6 +323,13 @@ def build_server(layer: Layer, root: str) -> "MCPServer[Any]":
         ] = None,
     ) -> Annotated[CallToolResult, SaveResult]:
         def act(store: Store) -> CallToolResult:
+            # Serena's check and words (repl/api/mem_api.py), before the store's byte limit.
+            limit = SERENA_DEFAULT_MAX_CHARS if max_chars == -1 else max_chars
+            if len(content) > limit:
+                raise TooLarge(
+                    f"Content for {memory_name} is too long. Max length is {limit} characters. "
+                    "Please make the content shorter."
+                )
             result = store.save(memory_name, content, tags, scope)
             why = _save_reason(result, store.config)
             if result["routedBy"] == "existing":
@@ -293,20 +348,17 @@ def build_server(layer: Layer, root: str) -> "MCPServer[Any]":
     ) -> Annotated[CallToolResult, ReadResult]:
         def act(store: Store) -> CallToolResult:
             result = store.read(memory_name, scope)
-            folder = _folder_phrase(_folder_at(store.config, result["folder"]))
-            about = [f"{result['name']}: {result['path']}", f"{result['scope']} scope, {folder}"]
-            if result["tags"]:
-                about.append("tags: " + ", ".join(result["tags"]))
-            if result["updatedAt"]:
-                about.append(f"updated {result['updatedAt']}")
-            if result["readOnly"]:
-                about.append("read-only")
-            # The body comes first and alone, so an agent can quote it exactly in edit_memory.
-            return _answer(result["content"], result, "(" + "; ".join(about) + ")")
+            # The file's text alone, as Serena answers: an agent that reads a memory and
+            # writes it back changed must not find anything else in it.
+            return _answer(_file_text(store.config, result), result)
 
         return stores.run(act)
 
     def list_memories(
+        topic: Annotated[
+            str,
+            Field(description='Only memories under this topic: "auth", "global", "global/x".'),
+        ] = "",
         scope: Annotated[
             ListScope | None, Field(description='"project", "global" or "all" (default).')
         ] = None,
@@ -316,39 +368,9 @@ def build_server(layer: Layer, root: str) -> "MCPServer[Any]":
         ] = None,
     ) -> Annotated[CallToolResult, ListResult]:
         def act(store: Store) -> CallToolResult:
-            result = store.list_memories(scope, tags, prefix)
-            return _answer(_listing_text(result["memories"], store.config), result)
-
-        return stores.run(act)
-
-    def edit_memory(
-        memory_name: Name,
-        needle: Annotated[str, Field(description="The text (or regex) to replace.")],
-        repl: Annotated[str, Field(description="The replacement text.")],
-        mode: Annotated[
-            Literal["literal", "regex"],
-            Field(description='"literal" (default) or "regex" (Python syntax).'),
-        ] = "literal",
-        allow_multiple_occurrences: Annotated[
-            bool,
-            Strict(),
-            Field(description="Replace every match; otherwise more than one match is refused."),
-        ] = False,
-    ) -> Annotated[CallToolResult, EditResult]:
-        def act(store: Store) -> CallToolResult:
-            result = store.edit(
-                memory_name,
-                needle=needle,
-                replacement=repl,
-                mode=mode,
-                allow_multiple=allow_multiple_occurrences,
-            )
-            count = result["replacements"]
-            text = (
-                f"Edited {result['name']} in place at {result['path']} "
-                f"({count} replacement{'' if count == 1 else 's'})."
-            )
-            return _answer(text, result)
+            result = store.list_memories(scope, tags, prefix, topic=topic)
+            memories = result["memories"]
+            return _answer(_serena_listing(memories), result, _listing_text(memories, store.config))
 
         return stores.run(act)
 
@@ -359,17 +381,52 @@ def build_server(layer: Layer, root: str) -> "MCPServer[Any]":
 
         return stores.run(act)
 
-    def move_memory(
-        memory_name: Name,
+    def rename_memory(
+        old_name: Annotated[str, Field(description="The current name of the memory.")],
         new_name: Annotated[str, Field(description="The new name; routed like a new memory.")],
     ) -> Annotated[CallToolResult, MoveResult]:
         def act(store: Store) -> CallToolResult:
-            result = store.move(memory_name, new_name)
+            result = store.move(old_name, new_name)
             count = result["updatedReferences"]
             text = (
-                f"Moved {result['name']} to {result['newName']} at {result['path']} "
+                f"Renamed {result['name']} to {result['newName']} at {result['path']} "
                 f"({_placement_reason(result['newName'], result['path'], store.config)}); "
                 f"{count} reference{'' if count == 1 else 's'} in other memories updated."
+            )
+            return _answer(text, result)
+
+        return stores.run(act)
+
+    def edit_memory(
+        memory_name: Name,
+        needle: Annotated[
+            str, Field(description='The text to find, or a regular expression in mode "regex".')
+        ],
+        repl: Annotated[
+            str, Field(description="The replacement, verbatim; in regex mode $!1 is group 1.")
+        ],
+        mode: Annotated[
+            Literal["literal", "regex"],
+            Field(description='"literal" or "regex" (Python syntax, MULTILINE and DOTALL).'),
+        ],
+        allow_multiple_occurrences: Annotated[
+            bool,
+            Strict(),
+            Field(description="Replace every match; otherwise more than one match is refused."),
+        ] = False,
+    ) -> Annotated[CallToolResult, EditResult]:
+        def act(store: Store) -> CallToolResult:
+            result = store.edit(
+                memory_name,
+                needle=needle,
+                replacement=_python_template(repl) if mode == "regex" else repl,
+                mode=mode,
+                allow_multiple=allow_multiple_occurrences,
+            )
+            count = result["replacements"]
+            text = (
+                f"Edited {result['name']} in place at {result['path']} "
+                f"({count} replacement{'' if count == 1 else 's'})."
             )
             return _answer(text, result)
 
@@ -406,7 +463,6 @@ def build_server(layer: Layer, root: str) -> "MCPServer[Any]":
     )
     tool(read_memory, "Read memory", READ_DESCRIPTION, read_only=True)
     tool(list_memories, "List memories", LIST_DESCRIPTION, read_only=True)
-    tool(edit_memory, "Edit memory", EDIT_DESCRIPTION, read_only=False, destructive=True)
     tool(
         delete_memory,
         "Delete memory",
@@ -415,7 +471,8 @@ def build_server(layer: Layer, root: str) -> "MCPServer[Any]":
         destructive=True,
         idempotent=True,
     )
-    tool(move_memory, "Move or rename memory", MOVE_DESCRIPTION, read_only=False, destructive=True)
+    tool(rename_memory, "Rename memory", RENAME_DESCRIPTION, read_only=False, destructive=True)
+    tool(edit_memory, "Edit memory", EDIT_DESCRIPTION, read_only=False, destructive=True)
     tool(search_memories, "Search memories", SEARCH_DESCRIPTION, read_only=True)
     return server
 
@@ -504,6 +561,45 @@ def _json_type(python_type: str) -> str:
         "list": "array",
         "dict": "object",
     }.get(python_type, python_type)
+
+
+# ----- Serena's answers --------------------------------------------------------------------
+
+
+def _file_text(config: StoreConfig, result: Mapping[str, Any]) -> str:
+    """The whole text of the memory file just read (what Serena's read_memory answers)."""
+    folder = _folder_at(config, result["folder"])
+    path = result["path"]
+    # The store checked this on its read; a link swapped in since must not lead outside.
+    if folder is None or not is_within(path, folder.real):
+        raise OutsideStore(f"{path} leads outside its memory folder.")
+    return read_text(path)
+
+
+def _serena_listing(memories: Sequence[Mapping[str, Any]]) -> str:
+    """Serena's list_memories text: JSON of the sorted names, writable and read-only."""
+    listing: dict[str, list[str]] = {}
+    # As Serena's MemoriesList.to_dict: a key with no names is left out.
+    for key, read_only in (("memories", False), ("read_only_memories", True)):
+        listed = sorted(_serena_name(m) for m in memories if m["readOnly"] is read_only)
+        if listed:
+            listing[key] = listed
+    return json.dumps(listing, ensure_ascii=False)
+
+
+def _serena_name(memory: Mapping[str, Any]) -> str:
+    """A listed memory's name as Serena spells it: `global/NAME` for a global one (SPEC 2.3)."""
+    name: str = memory["name"]
+    if memory["scope"] == "global" and not name.startswith(GLOBAL_PREFIX):
+        return GLOBAL_PREFIX + name
+    return name
+
+
+def _python_template(repl: str) -> str:
+    """Serena's regex replacement (verbatim but for $!1, $!2, ...) as a Python template."""
+    # The store's regex edit expands a Python template (\1, \g<1>); Serena's inserts the
+    # text verbatim. Backslashes are doubled so they stay text, then $!N becomes \g<N>.
+    return re.sub(r"\$!(\d+)", r"\\g<\1>", repl.replace("\\", "\\\\"))
 
 
 # ----- where and why ----------------------------------------------------------------------
@@ -598,10 +694,11 @@ def _prefix_routes(additional: Sequence[Folder]) -> list[tuple[str, Folder]]:
     return list(routes.items())
 
 
-def _instructions(config: StoreConfig) -> str:
+def _instructions(config: StoreConfig, names: Mapping[str, str]) -> str:
     """The server instructions: what this store is and where memories go (as at start)."""
     return (
         "memory-ls keeps project memories (Markdown notes) for the workspace "
-        f"{config.root}. Write them with write_memory; read with read_memory, list_memories "
-        "and search_memories. " + _routing_summary(config)
+        f"{config.root}. Write them with {names['write_memory']}; read with "
+        f"{names['read_memory']}, {names['list_memories']} and {names['search_memories']}. "
+        + _routing_summary(config)
     )

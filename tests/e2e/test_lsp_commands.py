@@ -327,6 +327,8 @@ async def test_list_by_scope_tags_and_prefix(server: Session, ws: Workspace) -> 
     assert {item["name"] for item in tagged} == {"auth/login_flow", "FEATURE_checkout"}
     prefixed = (await server.command("memory.list", {"prefix": "SPEC_pay"}))["memories"]
     assert [item["name"] for item in prefixed] == ["SPEC_payments_api"]
+    in_topic = (await server.command("memory.list", {"topic": "auth"}))["memories"]
+    assert [item["name"] for item in in_topic] == ["auth/login_flow"]
 
     assert (await refused(server, "memory.list", {"scope": "galaxy"}))[0] == "invalid-arguments"
     assert (await refused(server, "memory.list", {"tags": "auth"}))[0] == "invalid-arguments"

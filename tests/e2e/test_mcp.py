@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -17,14 +19,50 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent, Tool
 
+# Serena 2.1.0's six memory tools, then memory-ls's own.
 TOOLS = {
     "write_memory",
     "read_memory",
     "list_memories",
-    "edit_memory",
     "delete_memory",
-    "move_memory",
+    "rename_memory",
+    "edit_memory",
     "search_memories",
+}
+# The input schemas Serena 2.1.0's MCP server publishes for its memory tools (generated from
+# the apply() signatures in serena/tools/memory_tools.py; titles and descriptions left out).
+SERENA_SCHEMAS: dict[str, dict[str, Any]] = {
+    "write_memory": {
+        "properties": {
+            "memory_name": {"type": "string"},
+            "content": {"type": "string"},
+            "max_chars": {"default": -1, "type": "integer"},
+        },
+        "required": ["memory_name", "content"],
+    },
+    "read_memory": {
+        "properties": {"memory_name": {"type": "string"}},
+        "required": ["memory_name"],
+    },
+    "list_memories": {"properties": {"topic": {"default": "", "type": "string"}}},
+    "delete_memory": {
+        "properties": {"memory_name": {"type": "string"}},
+        "required": ["memory_name"],
+    },
+    "rename_memory": {
+        "properties": {"old_name": {"type": "string"}, "new_name": {"type": "string"}},
+        "required": ["old_name", "new_name"],
+    },
+    "edit_memory": {
+        "properties": {
+            "memory_name": {"type": "string"},
+            "needle": {"type": "string"},
+            "repl": {"type": "string"},
+            "mode": {"enum": ["literal", "regex"], "type": "string"},
+            "allow_multiple_occurrences": {"default": False, "type": "boolean"},
+        },
+        "required": ["memory_name", "needle", "repl", "mode"],
+    },
 }
 
 
@@ -161,16 +199,27 @@ async def check_wrong_arguments_are_refused(session: ClientSession) -> None:
         ("write_memory", {"memory_name": "a", "content": "x", "scope": "all"}, ["scope"]),
         ("write_memory", {"name": "a", "content": "x"}, ["does not take name"]),
         ("write_memory", {"memory_name": "a", "content": "x", "tags": [" "]}, ["tag"]),
+        ("write_memory", {"memory_name": "a", "content": "x", "max_chars": "9"}, ["max_chars"]),
         ("edit_memory", {"memory_name": "a", "needle": "x", "repl": "y", "mode": "glob"}, []),
+        ("edit_memory", {"memory_name": "a", "needle": "x", "repl": "y"}, ["mode is required"]),
         (
             "edit_memory",
-            {"memory_name": "a", "needle": "x", "repl": "y", "allow_multiple_occurrences": 1},
+            {
+                "memory_name": "a",
+                "needle": "x",
+                "repl": "y",
+                "mode": "literal",
+                "allow_multiple_occurrences": 1,
+            },
             ["allow_multiple_occurrences", "got integer"],
         ),
+        ("rename_memory", {"old_name": "a"}, ["new_name is required"]),
+        ("rename_memory", {"memory_name": "a", "new_name": "b"}, ["does not take memory_name"]),
         ("search_memories", {"query": "x", "limit": 0}, ["limit"]),
         ("search_memories", {"query": "x", "limit": "5"}, ["limit", "got string"]),
         ("search_memories", {"query": "  "}, ["query"]),
         ("list_memories", {"prefix": ["F"]}, ["prefix"]),
+        ("list_memories", {"topic": None}, ["topic", "got null"]),
     ]
     for tool, arguments, words in cases:
         text = await refused(session, tool, **arguments)
@@ -191,21 +240,25 @@ async def test_tools_are_listed_with_schemas_and_annotations_that_are_enforced(
     assert snapshot(ws.tmp) == before
 
     assert set(tools) == TOOLS
+    # Serena's six tools take Serena's parameters: the same names in the same order, types,
+    # defaults and required ones; memory-ls's own parameters follow them and are optional.
+    for name, serena in SERENA_SCHEMAS.items():
+        schema = tools[name].input_schema
+        assert schema.get("required", []) == serena.get("required", []), name
+        assert list(schema["properties"])[: len(serena["properties"])] == list(
+            serena["properties"]
+        ), name
+        for argument, expected in serena["properties"].items():
+            published = schema["properties"][argument]
+            assert {key: published.get(key) for key in expected} == expected, (name, argument)
     write = tools["write_memory"]
     assert write.input_schema["required"] == ["memory_name", "content"]
     assert schema_of(write, "scope")["enum"] == ["project", "global"]
     assert schema_of(write, "tags")["items"] == {"type": "string"}
     for word in ("ALL-CAPS", "global/", "topic", "in place"):
         assert word in (write.description or "")
-    edit = tools["edit_memory"]
-    assert edit.input_schema["required"] == ["memory_name", "needle", "repl"]
-    assert schema_of(edit, "mode")["enum"] == ["literal", "regex"]
-    assert schema_of(edit, "mode")["default"] == "literal"
-    assert schema_of(edit, "allow_multiple_occurrences")["type"] == "boolean"
     assert schema_of(tools["list_memories"], "scope")["enum"] == ["project", "global", "all"]
     assert schema_of(tools["search_memories"], "limit")["minimum"] == 1
-    assert tools["move_memory"].input_schema["required"] == ["memory_name", "new_name"]
-    assert tools["delete_memory"].input_schema["required"] == ["memory_name"]
 
     for name in ("read_memory", "list_memories", "search_memories"):
         annotations = tools[name].annotations
@@ -214,7 +267,7 @@ async def test_tools_are_listed_with_schemas_and_annotations_that_are_enforced(
         ("write_memory", True),
         ("edit_memory", False),
         ("delete_memory", True),
-        ("move_memory", False),
+        ("rename_memory", False),
     ):
         annotations = tools[name].annotations
         assert annotations is not None
@@ -308,7 +361,12 @@ async def test_edit_changes_a_memory_in_place_in_an_additional_folder(ws: Worksp
     target.write_text("---\nowner: team\n---\nThe API uses v1.\nv1 is old.\n")
     async with mcp_server(ws) as session:
         text, result = await ok(
-            session, "edit_memory", memory_name="SPEC_api", needle="uses v1", repl="uses v2"
+            session,
+            "edit_memory",
+            memory_name="SPEC_api",
+            needle="uses v1",
+            repl="uses v2",
+            mode="literal",
         )
         assert result == {"name": "SPEC_api", "path": str(target), "replacements": 1}
         assert text == f"Edited SPEC_api in place at {target} (1 replacement)."
@@ -316,12 +374,16 @@ async def test_edit_changes_a_memory_in_place_in_an_additional_folder(ws: Worksp
         assert "owner: team" in target.read_text()
 
         before = snapshot(ws.tmp)
-        assert (
-            await refused(session, "edit_memory", memory_name="SPEC_api", needle="v", repl="w")
-        ).startswith("[ambiguous-match] ")
-        assert (
-            await refused(session, "edit_memory", memory_name="SPEC_api", needle="zz", repl="w")
-        ).startswith("[no-match] ")
+        for needle, code in (("v", "[ambiguous-match] "), ("zz", "[no-match] ")):
+            text = await refused(
+                session,
+                "edit_memory",
+                memory_name="SPEC_api",
+                needle=needle,
+                repl="w",
+                mode="literal",
+            )
+            assert text.startswith(code), text
         assert snapshot(ws.tmp) == before
 
         text, result = await ok(
@@ -329,7 +391,7 @@ async def test_edit_changes_a_memory_in_place_in_an_additional_folder(ws: Worksp
             "edit_memory",
             memory_name="SPEC_api",
             needle=r"v(\d)",
-            repl=r"version \1",
+            repl="version $!1",
             mode="regex",
             allow_multiple_occurrences=True,
         )
@@ -365,8 +427,12 @@ async def test_hostile_names_are_refused_and_nothing_is_written(ws: Workspace) -
             for tool, arguments in (
                 ("write_memory", {"memory_name": name, "content": "pwned"}),
                 ("write_memory", {"memory_name": name, "content": "pwned", "scope": "global"}),
-                ("move_memory", {"memory_name": "FEATURE_keep", "new_name": name}),
-                ("edit_memory", {"memory_name": name, "needle": "k", "repl": "p"}),
+                ("rename_memory", {"old_name": "FEATURE_keep", "new_name": name}),
+                ("rename_memory", {"old_name": name, "new_name": "FEATURE_x"}),
+                (
+                    "edit_memory",
+                    {"memory_name": name, "needle": "k", "repl": "p", "mode": "literal"},
+                ),
                 ("delete_memory", {"memory_name": name}),
                 ("read_memory", {"memory_name": name}),
             ):
@@ -390,7 +456,7 @@ async def test_refusals_carry_the_spec_code(ws: Workspace) -> None:
             "[not-found] No memory named 'nope'"
         )
         assert (
-            await refused(session, "move_memory", memory_name="FEATURE_a", new_name="FEATURE_b")
+            await refused(session, "rename_memory", old_name="FEATURE_a", new_name="FEATURE_b")
         ).startswith("[exists] ")
         assert (
             await refused(session, "write_memory", memory_name="VENDOR_new", content="x")
@@ -423,19 +489,24 @@ async def test_read_list_search(ws: Workspace) -> None:
         )
         await ok(session, "write_memory", memory_name="style", content="Tabs, not spaces.\n")
 
-        text, result = await ok(session, "read_memory", memory_name="mem:FEATURE_login.md")
+        answer = await call(session, "read_memory", memory_name="mem:FEATURE_login.md")
+        result = answer.structured_content or {}
         assert result["content"] == "# Login\nUses OAuth tokens.\n"
         assert result["tags"] == ["auth", "security"]
         assert (result["path"], result["readOnly"]) == (str(ws.feature / "FEATURE_login.md"), False)
         assert result["createdAt"] and result["updatedAt"]
-        assert text.startswith("# Login\nUses OAuth tokens.\n")
-        assert text.endswith(
-            f"(FEATURE_login: {result['path']}; project scope, the additional folder feature; "
-            f"tags: auth, security; updated {result['updatedAt']})"
-        )
+        # The text is the whole file, frontmatter and all, as Serena's read_memory answers.
+        file_text = (ws.feature / "FEATURE_login.md").read_text()
+        assert file_text.startswith("---\n") and file_text.endswith("# Login\nUses OAuth tokens.\n")
+        assert [block.text for block in answer.content if isinstance(block, TextContent)] == [
+            file_text
+        ]
 
-        text, result = await ok(session, "list_memories")
+        answer = await call(session, "list_memories")
+        result = answer.structured_content or {}
         assert [m["name"] for m in result["memories"]] == ["FEATURE_login", "style"]
+        serena_text, text = (b.text for b in answer.content if isinstance(b, TextContent))
+        assert json.loads(serena_text) == {"memories": ["FEATURE_login", "style"]}
         assert "- FEATURE_login (project, additional folder feature; tags: auth, security)" in text
         assert f"FEATURE_... -> {ws.feature}" in text
         _, result = await ok(session, "list_memories", tags=["auth"], scope="project")
@@ -456,12 +527,12 @@ async def test_read_list_search(ws: Workspace) -> None:
         assert result["results"] == []
 
 
-async def test_move_reroutes_and_rewrites_references_then_delete(ws: Workspace) -> None:
+async def test_rename_reroutes_and_rewrites_references_then_delete(ws: Workspace) -> None:
     async with mcp_server(ws) as session:
         await ok(session, "write_memory", memory_name="draft", content="Draft.\n")
         await ok(session, "write_memory", memory_name="index", content="See [[draft]].\n")
 
-        text, result = await ok(session, "move_memory", memory_name="draft", new_name="SPEC_v2")
+        text, result = await ok(session, "rename_memory", old_name="draft", new_name="SPEC_v2")
         target = ws.spec / "SPEC_v2.md"
         assert result == {
             "name": "draft",
@@ -470,7 +541,7 @@ async def test_move_reroutes_and_rewrites_references_then_delete(ws: Workspace) 
             "updatedReferences": 1,
         }
         assert text == (
-            f"Moved draft to SPEC_v2 at {target} (routed by prefix SPEC to the additional "
+            f"Renamed draft to SPEC_v2 at {target} (routed by prefix SPEC to the additional "
             "folder spec); 1 reference in other memories updated."
         )
         assert target.read_text() == "Draft.\n"
@@ -520,3 +591,229 @@ async def test_a_memory_written_through_mcp_completes_in_the_language_server(
         while "FEATURE_from_agent" not in await completed_names():
             assert loop.time() - written < 1.0, "not offered by completion within a second"
             await asyncio.sleep(0.02)
+
+
+def serena_call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A tool call as an agent configured for Serena sends it (the JSON of `tools/call`)."""
+    return {"name": name, "arguments": arguments}
+
+
+async def send(session: ClientSession, call_: Mapping[str, Any]) -> CallToolResult:
+    """Send one tool call verbatim."""
+    return await session.call_tool(call_["name"], call_["arguments"])
+
+
+def texts(result: CallToolResult) -> list[str]:
+    """The text blocks of an answer."""
+    return [block.text for block in result.content if isinstance(block, TextContent)]
+
+
+async def test_an_agent_configured_for_serena_works_unchanged(ws: Workspace) -> None:
+    (ws.vendor / "VENDOR_lib.md").write_text("Vendored, read-only.\n")
+    login = "# Login flow\n\nThe session cookie holds `v1` tokens; see `mem:auth/tokens`.\n"
+    tokens = "Tokens expire after 1h.\nRefresh tokens are rotated; tokens live 30d.\n"
+    overview = "# Overview\n\nLogin: `mem:auth/login_flow`; tokens: `mem:auth/tokens`.\n"
+    async with mcp_server(ws) as session:
+        for call_ in (
+            serena_call("write_memory", {"memory_name": "auth/login_flow", "content": login}),
+            serena_call("write_memory", {"memory_name": "auth/tokens", "content": tokens}),
+            serena_call("write_memory", {"memory_name": "global/editor", "content": "Tabs.\n"}),
+            serena_call(
+                "write_memory",
+                {"memory_name": "project_overview", "content": overview, "max_chars": 200},
+            ),
+        ):
+            answer = await send(session, call_)
+            assert not answer.is_error, texts(answer)
+            assert answer.structured_content is not None
+            assert texts(answer)[0].startswith("Saved ")
+        assert (ws.primary / "auth" / "login_flow.md").read_text() == login
+        assert (ws.primary / "auth" / "tokens.md").read_text() == tokens
+        assert (ws.primary / "project_overview.md").read_text() == overview
+        assert (ws.global_folder / "editor.md").read_text() == "Tabs.\n"
+
+        # max_chars as Serena checks it: -1 (the default) is Serena's 150000 characters.
+        before = snapshot(ws.tmp)
+        for arguments, limit in (
+            ({"memory_name": "big", "content": "x" * 201, "max_chars": 200}, 200),
+            ({"memory_name": "big", "content": "x" * 150_001}, 150_000),
+            ({"memory_name": "big", "content": "x" * 150_001, "max_chars": -1}, 150_000),
+        ):
+            answer = await send(session, serena_call("write_memory", arguments))
+            assert answer.is_error
+            assert texts(answer) == [
+                f"[too-large] Content for big is too long. Max length is {limit} characters. "
+                "Please make the content shorter."
+            ]
+        assert snapshot(ws.tmp) == before
+        answer = await send(
+            session, serena_call("write_memory", {"memory_name": "big", "content": "x" * 150_000})
+        )
+        assert not answer.is_error, texts(answer)
+        await send(session, serena_call("delete_memory", {"memory_name": "big"}))
+
+        # read_memory answers with the file's text and nothing else, as Serena does.
+        answer = await send(session, serena_call("read_memory", {"memory_name": "auth/tokens"}))
+        assert texts(answer) == [tokens]
+        assert answer.structured_content is not None
+        assert answer.structured_content["path"] == str(ws.primary / "auth" / "tokens.md")
+
+        # list_memories: Serena's JSON first (sorted names, read-only ones apart).
+        listings: dict[str, Any] = {}
+        for topic in (None, "auth", "auth/", "global", "nothing_here"):
+            arguments = {} if topic is None else {"topic": topic}
+            answer = await send(session, serena_call("list_memories", arguments))
+            assert not answer.is_error, texts(answer)
+            assert answer.structured_content is not None
+            listings[str(topic)] = json.loads(texts(answer)[0])
+        assert listings == {
+            "None": {
+                "memories": [
+                    "auth/login_flow",
+                    "auth/tokens",
+                    "global/editor",
+                    "project_overview",
+                ],
+                "read_only_memories": ["VENDOR_lib"],
+            },
+            "auth": {"memories": ["auth/login_flow", "auth/tokens"]},
+            "auth/": {"memories": ["auth/login_flow", "auth/tokens"]},
+            "global": {"memories": ["global/editor"]},
+            "nothing_here": {},
+        }
+
+        # edit_memory: regex with Serena's $!1 (the rest of repl verbatim, backslashes too),
+        # literal, and several occurrences only when allowed.
+        for call_ in (
+            serena_call(
+                "edit_memory",
+                {
+                    "memory_name": "auth/tokens",
+                    "needle": r"expire after (\d+)h\.$",
+                    "repl": r"expire after $!1 hours (see C:\temp\n).",
+                    "mode": "regex",
+                },
+            ),
+            serena_call(
+                "edit_memory",
+                {
+                    "memory_name": "auth/login_flow",
+                    "needle": "`v1`",
+                    "repl": "`v2`",
+                    "mode": "literal",
+                },
+            ),
+            serena_call(
+                "edit_memory",
+                {
+                    "memory_name": "auth/tokens",
+                    "needle": "tokens",
+                    "repl": "credentials",
+                    "mode": "literal",
+                    "allow_multiple_occurrences": True,
+                },
+            ),
+        ):
+            answer = await send(session, call_)
+            assert not answer.is_error, texts(answer)
+            assert texts(answer)[0].startswith("Edited ")
+        tokens_path = ws.primary / "auth" / "tokens.md"
+        assert tokens_path.read_text() == (
+            "Tokens expire after 1 hours (see C:\\temp\\n).\n"
+            "Refresh credentials are rotated; credentials live 30d.\n"
+        )
+        assert "`v2` tokens" in (ws.primary / "auth" / "login_flow.md").read_text()
+        answer = await send(
+            session,
+            serena_call(
+                "edit_memory",
+                {
+                    "memory_name": "auth/tokens",
+                    "needle": "credentials",
+                    "repl": "x",
+                    "mode": "literal",
+                },
+            ),
+        )
+        assert answer.is_error and texts(answer)[0].startswith("[ambiguous-match] ")
+
+        # rename_memory moves the file and rewrites every `mem:` reference to it.
+        answer = await send(
+            session,
+            serena_call(
+                "rename_memory", {"old_name": "auth/tokens", "new_name": "auth/credentials"}
+            ),
+        )
+        assert not answer.is_error, texts(answer)
+        assert answer.structured_content == {
+            "name": "auth/tokens",
+            "newName": "auth/credentials",
+            "path": str(ws.primary / "auth" / "credentials.md"),
+            "updatedReferences": 2,
+        }
+        assert not tokens_path.exists()
+        assert "`mem:auth/credentials`" in (ws.primary / "auth" / "login_flow.md").read_text()
+        assert "tokens: `mem:auth/credentials`" in (ws.primary / "project_overview.md").read_text()
+
+        answer = await send(
+            session, serena_call("delete_memory", {"memory_name": "project_overview"})
+        )
+        assert not answer.is_error, texts(answer)
+        assert not (ws.primary / "project_overview.md").exists()
+
+        answer = await send(session, serena_call("list_memories", {"topic": "auth"}))
+        assert json.loads(texts(answer)[0]) == {"memories": ["auth/credentials", "auth/login_flow"]}
+        # A refusal is a tool error starting with the code, also for Serena's tools.
+        answer = await send(
+            session, serena_call("write_memory", {"memory_name": "VENDOR_x", "content": "x"})
+        )
+        assert answer.is_error and texts(answer)[0].startswith("[read-only] ")
+
+    assert sorted(str(p.relative_to(ws.primary)) for p in ws.primary.rglob("*.md")) == [
+        "auth/credentials.md",
+        "auth/login_flow.md",
+    ]
+
+
+async def test_a_tool_prefix_keeps_clear_of_serenas_own_tools(ws: Workspace) -> None:
+    async with mcp_server(ws, *ws.flags(), "--tool-prefix", "mls_") as session:
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        assert set(tools) == {"mls_" + name for name in TOOLS}
+        # The descriptions and instructions name the tools as they are offered.
+        assert "`mls_list_memories` shows the prefixes" in (
+            tools["mls_write_memory"].description or ""
+        )
+        assert "write_memory" not in (tools["mls_edit_memory"].description or "").replace(
+            "mls_write_memory", ""
+        )
+        assert (
+            tools["mls_edit_memory"].input_schema["required"]
+            == SERENA_SCHEMAS["edit_memory"]["required"]
+        )
+
+        _, result = await ok(session, "mls_write_memory", memory_name="FEATURE_x", content="x")
+        assert result["path"] == str(ws.feature / "FEATURE_x.md")
+        text = await refused(
+            session, "mls_rename_memory", old_name="FEATURE_x", memory_name="FEATURE_y"
+        )
+        assert text.startswith("[invalid-arguments] mls_rename_memory does not take memory_name")
+        # The unprefixed names belong to Serena here: memory-ls does not answer to them.
+        answer = await call(session, "write_memory", memory_name="FEATURE_y", content="y")
+        assert answer.is_error
+        assert not (ws.feature / "FEATURE_y.md").exists()
+
+
+@pytest.mark.parametrize("prefix", ["mls ", "serena/", "é_", "x" * 65])
+def test_a_tool_prefix_that_makes_invalid_tool_names_is_a_usage_error(
+    ws: Workspace, prefix: str
+) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "memory_ls.cli", "mcp", "--tool-prefix", prefix, *ws.flags()],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "HOME": str(ws.tmp / "home")},
+        timeout=30,
+    )
+    assert run.returncode == 2, run.stderr
+    assert "--tool-prefix" in run.stderr and "A-Z a-z 0-9 _ - ." in run.stderr

@@ -51,6 +51,7 @@ def test_defaults_follow_the_spec() -> None:
         "too-large": "warning",
         "invalid-encoding": "error",
         "possible-secret": "warning",
+        "ignored-link": "information",
     }
     assert set(DEFAULT_SEVERITIES) == set(DIAGNOSTIC_CODES)
 
@@ -308,6 +309,12 @@ def test_diagnostics_merge_per_code() -> None:
     assert settings.severity("broken-link") == "hint"  # overridden
     assert settings.severity("invalid-name") == "error"  # default
     assert set(settings.diagnostics) == set(DIAGNOSTIC_CODES)
+
+
+def test_the_ignored_link_severity_can_be_configured() -> None:
+    layer = parse_layer({"diagnostics": {"ignored-link": "off"}}, INIT)
+    assert layer.unknown_keys == ()
+    assert merge_layers(layer).severity("ignored-link") == "off"
 
 
 @pytest.mark.parametrize("severity", ["error", "warning", "information", "hint", "off"])

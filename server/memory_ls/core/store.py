@@ -48,7 +48,7 @@ from memory_ls.core.fsio import (
     remove_file,
     remove_leftovers,
 )
-from memory_ls.core.names import is_valid_name, parse_name, qualify
+from memory_ls.core.names import GLOBAL_PREFIX, is_valid_name, parse_name, qualify
 from memory_ls.core.references import Reference, rename_references
 from memory_ls.core.routing import route_new
 
@@ -609,24 +609,21 @@ class Store:
         scope: object = None,
         tags: object = None,
         prefix: object = None,
+        *,
         topic: object = None,
     ) -> dict[str, Any]:
-        """Memories in a scope, filtered by tags (all must match), name prefix and topic.
-
-        A topic is Serena's: `auth` lists the project memories under `auth/`, `global` every
-        global memory, `global/x` those under the global topic `x`.
-        """
+        """Memories in a scope, filtered by tags (all must match), name prefix and topic."""
         where = check_scope(scope, allow_all=True)
         wanted = _check_tags(tags) or []
         if prefix is not None:
             _check_str(prefix, "prefix")
-        topic_prefix = _topic_prefix(topic)
+        under = "" if topic is None else _check_str(topic, "topic")
         memories = []
         for item in self.resolve(where):
             memory = item.memory
             if isinstance(prefix, str) and not memory.qualified.startswith(prefix):
                 continue
-            if topic_prefix is not None and not memory.qualified.startswith(topic_prefix):
+            if under and not in_topic(memory.qualified, memory.scope == "global", under):
                 continue
             doc = self._safe_load(memory)
             doc_tags = doc.tags if doc else []
@@ -784,14 +781,15 @@ class Store:
         return {"imported": imported, "skipped": skipped}
 
 
-def _topic_prefix(topic: object) -> str | None:
-    """What the names in a Serena topic start with (`auth/`, `global/`); None for no topic."""
-    if topic is None or topic == "":
-        return None
-    text = _check_str(topic, "topic").strip().strip("/")
-    if not text:
-        return None
-    return text + "/"
+def in_topic(name: str, is_global: bool, topic: str) -> bool:
+    """Whether a memory, named `global/...` when global, is under a topic of Serena's list."""
+    # Serena lists a topic's folder recursively: `auth` is every project memory `auth/...`,
+    # `global` every global memory, `global/x` the global memories `global/x/...`.
+    topic = topic.rstrip("/")
+    wants_global = topic == "global" or topic.startswith(GLOBAL_PREFIX)
+    if wants_global != is_global:
+        return False
+    return topic == "global" or name.startswith(topic + "/")
 
 
 def _check_path_free(folder: Folder, name: str) -> None:

@@ -97,8 +97,10 @@ COMMANDS: Mapping[str, Command] = {
     ),
     "memory.list": Command(
         {},
-        {"scope": STRING, "tags": TAGS, "prefix": STRING},
-        lambda s, a: s.list_memories(a.get("scope"), a.get("tags"), a.get("prefix")),
+        {"scope": STRING, "tags": TAGS, "prefix": STRING, "topic": STRING},
+        lambda s, a: s.list_memories(
+            a.get("scope"), a.get("tags"), a.get("prefix"), topic=a.get("topic")
+        ),
     ),
     "memory.search": Command(
         {"query": STRING},
