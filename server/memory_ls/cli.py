@@ -208,6 +208,8 @@ def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> i
                 f"memory-ls: warning: additional folder {missing} does not exist; skipped",
                 file=stderr,
             )
+        for problem in config.patterns.problems:
+            print(f"memory-ls: warning: {problem}", file=stderr)
         return _dispatch(args, Store(config), stdin, stdout, stderr)
     except ConfigError as exc:
         print(f"memory-ls: usage error: {exc}", file=stderr)

@@ -78,8 +78,8 @@ def load_patterns(root: str, environ: Mapping[str, str]) -> MemoryPatterns:
     # Serena applies project.local.yml only together with a project.yml.
     if project is not None and local:
         project = {**project, **local}
-    read_only: list[str] = []
-    ignored: list[str] = []
+    read_only: list[tuple[str, str]] = []
+    ignored: list[tuple[str, str]] = []
     for data, path in ((user, user_file), (project, project_file)):
         if data is None:
             continue
@@ -89,8 +89,8 @@ def load_patterns(root: str, environ: Mapping[str, str]) -> MemoryPatterns:
             found_ro.append("global/.*")
         if found_ro or found_ig:
             sources.append(path)
-        read_only += found_ro
-        ignored += found_ig
+        read_only += [(pattern, path) for pattern in found_ro]
+        ignored += [(pattern, path) for pattern in found_ig]
     return MemoryPatterns(
         read_only=_compile_all(read_only, problems),
         ignored=_compile_all(ignored, problems),
@@ -134,12 +134,21 @@ def _pattern_list(data: Mapping[str, Any], key: str, path: str, problems: list[s
     return list(value)
 
 
-def _compile_all(patterns: Sequence[str], problems: list[str]) -> tuple[re.Pattern[str], ...]:
-    compiled: list[re.Pattern[str]] = []
+def _compile_all(
+    patterns: Sequence[tuple[str, str]], problems: list[str]
+) -> tuple[re.Pattern[str], ...]:
+    compiled: dict[str, re.Pattern[str]] = {}
     # Serena compiles the set of patterns: duplicates count once.
-    for pattern in dict.fromkeys(patterns):
+    for pattern, path in patterns:
+        if pattern in compiled:
+            continue
         try:
-            compiled.append(re.compile(pattern))
+            compiled[pattern] = re.compile(pattern)
         except re.error as exc:
-            problems.append(f"memory pattern {pattern!r} is not a valid regular expression: {exc}.")
-    return tuple(compiled)
+            # Serena would not start the project at all; one bad pattern must not hide
+            # the memories the other patterns protect, so only it is skipped.
+            problems.append(
+                f"{path}: memory pattern {pattern!r} is not a valid regular expression ({exc}); "
+                "it is not applied."
+            )
+    return tuple(compiled.values())
