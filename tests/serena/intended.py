@@ -100,8 +100,8 @@ def refused_for_rule(rule: str) -> Callable[[OpContext, str, str], bool]:
     """A predicate: memory-ls refused a call whose written name breaks `rule`.
 
     Reads and a rename's source are left out: files already on disk with such names must
-    still be readable and renamable (SPEC 2.1), except that a read of a name that is not
-    on disk may be refused as invalid.
+    still be readable and renamable (SPEC 2.1), except that a name that is not on disk
+    may be refused as invalid.
     """
 
     def applies(ctx: OpContext, _aspect: str, _path: str) -> bool:
@@ -112,6 +112,8 @@ def refused_for_rule(rule: str) -> Callable[[OpContext, str, str], bool]:
             written = [ctx.op["memory_name"]]
         elif tool == "rename_memory":
             written = [ctx.op["new_name"]]
+            if ctx.serena["kind"] == "not-found":
+                written.append(ctx.op["old_name"])
         elif tool == "read_memory" and ctx.serena["kind"] == "not-found":
             written = [ctx.op["memory_name"]]
         else:
