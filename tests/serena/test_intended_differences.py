@@ -1,0 +1,73 @@
+"""The intended-difference predicates excuse what SPEC asks for, and nothing next to it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import intended
+from tree_snapshot import Snapshot, file_entry
+
+KEY = "project/.serena/memories/notes.md"
+OK = {"kind": "ok"}
+
+
+def _explain(op: dict[str, Any], before: bytes | None, serena: bytes, mls: bytes) -> str | None:
+    trees: list[Snapshot] = [
+        {KEY: file_entry(data)} if data is not None else {} for data in (before, serena, mls)
+    ]
+    context = intended.OpContext(op, OK, OK, *trees)
+    return intended.explain(context, "file", KEY)
+
+
+def _edit() -> dict[str, Any]:
+    return {
+        "tool": "edit_memory",
+        "memory_name": "notes",
+        "needle": "a",
+        "repl": "b",
+        "mode": "literal",
+    }
+
+
+def test_an_updated_at_line_is_excused() -> None:
+    """An edit that also moves updated_at is the frontmatter-updated-at difference."""
+    old = b"---\nkey: v\nupdated_at: 2020-01-01T00:00:00Z\n---\na\n"
+    serena = b"---\nkey: v\nupdated_at: 2020-01-01T00:00:00Z\n---\nb\n"
+    mls = b"---\nkey: v\nupdated_at: 2026-11-23T10:00:00Z\n---\nb\n"
+    assert _explain(_edit(), old, serena, mls) == "frontmatter-updated-at"
+
+
+def test_a_dropped_comment_or_added_created_at_is_not_excused() -> None:
+    """Timestamps aside, the frontmatter must stay byte for byte (comments, no created_at)."""
+    old = b"---\n# why\nkey: v\n---\na\n"
+    serena = b"---\n# why\nkey: v\n---\nb\n"
+    stamp = b"updated_at: 2026-11-23T10:00:00Z\n"
+    assert _explain(_edit(), old, serena, b"---\nkey: v\n" + stamp + b"---\nb\n") is None
+    created = b"created_at: 2026-11-23T10:00:00Z\n"
+    assert (
+        _explain(_edit(), old, serena, b"---\n# why\nkey: v\n" + created + stamp + b"---\nb\n")
+        is None
+    )
+
+
+def test_a_save_over_frontmatter_keeps_its_keys() -> None:
+    """Saving plain content over a memory with frontmatter keeps the keys (SPEC 2.5)."""
+    op = {"tool": "write_memory", "memory_name": "notes", "content": "new\n"}
+    keys = b"---\nowner: me\ncreated_at: 2020-01-01T00:00:00Z\n"
+    old = keys + b"---\nold\n"
+    mls = keys + b"updated_at: 2026-11-23T10:00:00Z\n---\nnew\n"
+    assert _explain(op, old, b"new\n", mls) == "save-merges-frontmatter"
+    assert _explain(op, old, b"new\n", mls.replace(b"new\n", b"NEW\n")) is None
+    assert _explain(op, old, b"new\n", mls.replace(b"owner: me", b"owner: you")) is None
+
+
+def test_name_rules_excuse_refused_writes_but_not_reads_of_files_on_disk() -> None:
+    """A `wi:n` write may be refused; reading an existing `wi:n` must still work."""
+    refused = {"kind": "invalid-name"}
+    write = {"tool": "write_memory", "memory_name": "wi:n", "content": "x"}
+    context = intended.OpContext(write, OK, refused, {}, {}, {})
+    assert intended.explain(context, "kind", "") == "names-windows-chars"
+    read = {"tool": "read_memory", "memory_name": "wi:n"}
+    found = {"kind": "ok", "value": "x"}
+    context = intended.OpContext(read, found, refused, {}, {}, {})
+    assert intended.explain(context, "kind", "") is None
