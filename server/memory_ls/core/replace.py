@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import regex
 
+from memory_ls.core.document import line_break
 from memory_ls.core.errors import AmbiguousMatch, InvalidArguments, NoMatch
 
 # How long one edit may search one memory: a pattern that backtracks without end would
@@ -83,7 +84,7 @@ def replace_text(
             f"The needle matches {len(spans)} times in memory {name!r}; make it more specific "
             "or set allowMultiple."
         )
-    crlf = _all_crlf(content)
+    crlf = line_break(content) == "\r\n"
     parts: list[str] = []
     position = 0
     for start, end, text in spans:
@@ -260,12 +261,6 @@ def _universal_newlines(content: str) -> tuple[str, Callable[[int], int]]:
 
 def _identity(offset: int) -> int:
     return offset
-
-
-def _all_crlf(text: str) -> bool:
-    """Whether the text has line breaks and every one of them is CRLF."""
-    pairs = text.count("\r\n")
-    return pairs > 0 and pairs == text.count("\n") == text.count("\r")
 
 
 def serena_name(name: str) -> str:
