@@ -468,9 +468,9 @@ async def test_refusals_carry_the_spec_code(ws: Workspace) -> None:
             await refused(session, "write_memory", memory_name="FEATURE_big", content="x" * 65)
         ).startswith("[too-large] ")
         assert snapshot(ws.tmp) == before
-        # Not a refusal with a SPEC code, but a tool error that says what failed, not a crash.
+        # The file system refuses: `io-error`, with what failed, not a crash.
         text = await refused(session, "write_memory", memory_name="notes", content="x")
-        assert text.startswith("The file system refused the operation: ")
+        assert text.startswith("[io-error] The file system refused to create the folder ")
         assert str(ws.primary) in text
         # The write got as far as taking the folder's lock (a file in the user's cache).
         assert outside("cache", snapshot(ws.tmp)) == outside("cache", before)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from collections.abc import Callable
 from typing import Any
+from unittest import mock
 
 import pytest
 from store_helpers import Workspace
@@ -14,6 +17,7 @@ from memory_ls.core.errors import (
     Exists,
     InvalidArguments,
     InvalidName,
+    IoError,
     NoMatch,
     NotFound,
     OutsideStore,
@@ -22,6 +26,17 @@ from memory_ls.core.errors import (
 )
 
 Call = Callable[[Store], Any]
+
+
+def _os_refuses(call: Call, function: str, code: int) -> Call:
+    """The call with one system call failing as the file system would (root cannot make it)."""
+
+    def run(store: Store) -> Any:
+        with mock.patch(function, side_effect=OSError(code, os.strerror(code))):
+            return call(store)
+
+    return run
+
 
 # code -> calls that must be refused with it (several spellings where it matters).
 REFUSALS: dict[str, list[tuple[str, Call]]] = {
@@ -154,6 +169,15 @@ REFUSALS: dict[str, list[tuple[str, Call]]] = {
     ],
 }
 
+REFUSALS["io-error"] = [
+    ("save", _os_refuses(lambda s: s.save("new", "x"), "os.replace", errno.ENOSPC)),
+    ("save-topic", _os_refuses(lambda s: s.save("t/new", "x"), "os.mkdir", errno.EACCES)),
+    ("edit", _os_refuses(lambda s: s.edit("notes", content="x"), "os.fsync", errno.EIO)),
+    ("delete", _os_refuses(lambda s: s.delete("notes"), "os.unlink", errno.EROFS)),
+    ("move", _os_refuses(lambda s: s.move("notes", "renamed"), "os.replace", errno.EDQUOT)),
+    ("read", _os_refuses(lambda s: s.read("notes"), "memory_ls.core.fsio.open", errno.EACCES)),
+]
+
 ERROR_CLASSES = {
     "invalid-name": InvalidName,
     "not-found": NotFound,
@@ -164,6 +188,7 @@ ERROR_CLASSES = {
     "ambiguous-match": AmbiguousMatch,
     "outside-store": OutsideStore,
     "invalid-arguments": InvalidArguments,
+    "io-error": IoError,
 }
 
 
@@ -200,7 +225,7 @@ def test_refusal_has_its_code_and_changes_nothing(ws: Workspace, code: str, call
 
 def test_every_error_code_is_covered() -> None:
     assert set(REFUSALS) == set(ERROR_CODES) == set(ERROR_CLASSES)
-    assert len(ERROR_CODES) == 9
+    assert len(ERROR_CODES) == 10
     for code, cls in ERROR_CLASSES.items():
         assert cls.code == code
         assert issubclass(cls, MemoryStoreError)

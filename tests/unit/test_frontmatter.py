@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
 from pathlib import Path
@@ -13,7 +14,8 @@ from hypothesis import strategies as st
 from store_helpers import Workspace
 
 from memory_ls.core import check_store
-from memory_ls.core.document import quick_load
+from memory_ls.core.document import parse_document, quick_load, render, update_document, with_keys
+from memory_ls.core.replace import rewrite_mem_references
 
 STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 OLD = "2020-01-02T03:04:05Z"
@@ -249,3 +251,141 @@ def test_simple_frontmatter_is_read_without_the_parser() -> None:
         "tags": ["a", "b"],
         "updated_at": dt.datetime(2025, 10, 8, 3, 7, 11, tzinfo=dt.timezone.utc),
     }
+
+
+# ----- frontmatter bytes kept (writes that do not touch a key leave it as written) -----
+
+NOW = dt.datetime(2030, 5, 6, 7, 8, 9, tzinfo=dt.timezone.utc)
+STYLED = (
+    "---\n"
+    "# Owned by the docs team; keep the keys in this order.\n"
+    "title:   'Login: flow'   # shown in the index\n"
+    'owner: "alice"\n'
+    "tags:    [auth,   api]  # reviewed\n"
+    "created_at: 2020-01-02T03:04:05Z\n"
+    "updated_at: '2020-01-02T03:04:05Z'  # bumped by tools\n"
+    "related: &rel\n"
+    "  - one\n"
+    "again: *rel\n"
+    "---\n"
+    "# Login\n"
+)
+
+
+def _bumped(text: str) -> str:
+    """STYLED-like text with only the updated_at value changed to NOW, quotes kept."""
+    return text.replace("'2020-01-02T03:04:05Z'  #", "'2030-05-06T07:08:09Z'  #")
+
+
+def test_a_body_write_changes_only_the_updated_at_value() -> None:
+    doc = parse_document(STYLED)
+    written = render(update_document(doc, "# Login\n\nNew body.\n", now=NOW))
+    assert written == _bumped(STYLED).replace("# Login\n", "# Login\n\nNew body.\n")
+
+
+def test_a_write_that_changes_no_key_keeps_the_block_byte_for_byte() -> None:
+    text = STYLED.replace("'2020-01-02T03:04:05Z'", "'2030-05-06T07:08:09Z'")
+    doc = parse_document(text)
+    assert render(update_document(doc, doc.body, now=NOW)) == text
+    assert render(update_document(doc, doc.body, tags=["auth", "api"], now=NOW)) == text
+
+
+def test_a_reference_rewrite_keeps_the_file_but_the_reference() -> None:
+    text = "\ufeff" + STYLED.replace("# Login\n", "See `mem:old` and [[old]].\r\n")
+    new_text, count = rewrite_mem_references(text, "old", "new")
+    assert (new_text, count) == (text.replace("mem:old", "mem:new"), 1)
+    doc = parse_document(text)
+    # The body alone replaced (what a [[...]] rewrite does): nothing else moves.
+    renamed = dataclasses.replace(doc, body=doc.body.replace("[[old]]", "[[new]]"))
+    assert render(renamed) == text.replace("[[old]]", "[[new]]")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        STYLED,
+        "\ufeff" + STYLED,
+        STYLED.replace("\n", "\r\n"),
+        "\ufeff---  \r\na: 1\r\n---\t\r\nbody",
+        "---\na: 1\n---",
+        "---\n---\n",
+        "\ufeffplain\n",
+        "---\nno closing fence\n",
+        "---\ntitle: [unclosed\n---\nbody\n",
+    ],
+)
+def test_parse_and_render_give_the_same_text(text: str) -> None:
+    assert render(parse_document(text)) == text
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="-\n\r \ufeffab:#'\"[]", max_size=40))
+def test_every_text_renders_back_to_itself(text: str) -> None:
+    assert render(parse_document(text)) == text
+
+
+def test_tags_changed_rewrite_only_the_tags_line() -> None:
+    doc = parse_document(STYLED)
+    written = render(update_document(doc, doc.body, tags=["auth"], now=NOW))
+    # The changed key's own line is written anew (its comment goes with the old value);
+    # every other line, comments, quoting, order and the YAML anchor are kept.
+    assert written == _bumped(STYLED).replace(
+        "tags:    [auth,   api]  # reviewed\n", "tags: [auth]\n"
+    )
+
+
+def test_crlf_files_stay_crlf() -> None:
+    text = STYLED.replace("\n", "\r\n")
+    doc = parse_document(text)
+    written = render(update_document(doc, "# Login\nmore\n", tags=["auth", "web"], now=NOW))
+    assert written == _bumped(text).replace(
+        "tags:    [auth,   api]  # reviewed\r\n", "tags: [auth, web]\r\n"
+    ).replace("# Login\r\n", "# Login\r\nmore\r\n")
+    plain = parse_document("one\r\ntwo\r\n")
+    written = render(update_document(plain, "one\ntwo\nthree\n", tags=["x"], now=NOW))
+    assert written == (
+        "---\r\ntags: [x]\r\ncreated_at: 2030-05-06T07:08:09Z\r\n"
+        "updated_at: 2030-05-06T07:08:09Z\r\n---\r\none\r\ntwo\r\nthree\r\n"
+    )
+    assert "\n" not in written.replace("\r\n", "")
+
+
+def test_a_bom_is_kept_on_every_write() -> None:
+    plain = parse_document("\ufeffplain\n")
+    assert render(update_document(plain, "new\n", now=NOW)) == "\ufeffnew\n"
+    tagged = render(update_document(plain, "new\n", tags=["a"], now=NOW))
+    assert tagged.startswith("\ufeff---\ntags: [a]\n")
+    doc = parse_document("\ufeff" + STYLED)
+    assert render(update_document(doc, doc.body, now=NOW)) == "\ufeff" + _bumped(STYLED)
+    assert render(with_keys(doc, {}, ["owner"])) == "\ufeff" + STYLED.replace(
+        'owner: "alice"\n', ""
+    )
+
+
+def test_a_key_added_to_a_crlf_block_ends_with_crlf() -> None:
+    doc = parse_document("---\r\ntitle: x\r\n---\r\nbody\r\n")
+    written = render(update_document(doc, doc.body, now=NOW))
+    assert written == (
+        "---\r\ntitle: x\r\ncreated_at: 2030-05-06T07:08:09Z\r\n"
+        "updated_at: 2030-05-06T07:08:09Z\r\n---\r\nbody\r\n"
+    )
+
+
+def test_store_writes_keep_the_frontmatter_bytes(ws: Workspace) -> None:
+    store = ws.store()
+    path = ws.write(ws.primary / "styled.md", "\ufeff" + STYLED.replace("\n", "\r\n"))
+
+    def lines_changed() -> list[str]:
+        before = ("\ufeff" + STYLED.replace("\n", "\r\n")).split("\r\n")
+        after = path.read_bytes().decode("utf-8").split("\r\n")
+        assert len(after) == len(before) and "\n" not in "".join(after)
+        return [new for old, new in zip(before, after, strict=True) if old != new]
+
+    store.save("styled", "# Login\n", tags=["auth", "api"])  # the same tags, the same body
+    [updated] = lines_changed()
+    assert re.fullmatch(
+        r"updated_at: '\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ'  # bumped by tools", updated
+    )
+    assert path.read_bytes().startswith(b"\xef\xbb\xbf---\r\n# Owned by the docs team")
+    store.edit("styled", content="# Login\n")  # a body-only edit (the same body)
+    assert len(lines_changed()) == 1

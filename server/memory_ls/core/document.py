@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import re
@@ -167,6 +168,11 @@ class Document:
     raw_frontmatter: str | None = None
     problem: FrontmatterProblem | None = None
     body_line: int = 0  # 0-based line of the file where the body starts
+    # The bytes around the block, kept so a write that leaves the keys alone leaves them too.
+    bom: str = ""  # "\ufeff" when the file starts with a byte order mark
+    opening: str = f"{_FENCE}\n"  # the opening fence line as written (`---  \r\n`)
+    closing: str = f"{_FENCE}\n"  # the closing fence line, without a line break at the end
+    newline: str = "\n"  # "\r\n" when every line break of the file is CRLF
 
     @property
     def has_frontmatter(self) -> bool:
@@ -194,35 +200,77 @@ def decode_memory(data: bytes) -> tuple[str, str | None]:
 
 def split_frontmatter(text: str) -> tuple[str | None, str, int]:
     """Split `text` into (frontmatter text or None, body, 0-based body line)."""
+    parts = _split(text)
+    return parts.raw, parts.body, parts.body_line
+
+
+@dataclass(frozen=True)
+class _Parts:
+    """A file's text cut where its frontmatter block starts and ends."""
+
+    bom: str
+    raw: str | None
+    body: str
+    body_line: int = 0
+    opening: str = f"{_FENCE}\n"
+    closing: str = f"{_FENCE}\n"
+
+
+def _split(text: str) -> _Parts:
+    """The text's BOM, fences, frontmatter and body, so that joined they give `text` again."""
+    bom = ""
     if text.startswith("\ufeff"):
-        text = text[1:]
+        bom, text = "\ufeff", text[1:]
     if not text.startswith(_FENCE):
-        return None, text, 0
+        return _Parts(bom, None, text)
     first_end = text.find("\n")
     if first_end == -1 or text[:first_end].rstrip() != _FENCE:
-        return None, text, 0
+        return _Parts(bom, None, text)
     pos = first_end + 1
     line = 1
     while pos <= len(text):
         end = text.find("\n", pos)
         current = text[pos:] if end == -1 else text[pos:end]
         if current.rstrip() == _FENCE:
-            body = "" if end == -1 else text[end + 1 :]
-            return text[first_end + 1 : pos], body, line + 1
+            closing_end = len(text) if end == -1 else end + 1
+            return _Parts(
+                bom,
+                text[first_end + 1 : pos],
+                text[closing_end:],
+                line + 1,
+                opening=text[: first_end + 1],
+                closing=text[pos:closing_end],
+            )
         if end == -1:
             break
         pos = end + 1
         line += 1
     # An opening fence with no closing one is a horizontal rule, not frontmatter.
-    return None, text, 0
+    return _Parts(bom, None, text)
+
+
+def line_break(text: str) -> str:
+    """The text's line break: "\r\n" when it has line breaks and all of them are CRLF."""
+    pairs = text.count("\r\n")
+    return "\r\n" if pairs and pairs == text.count("\n") == text.count("\r") else "\n"
 
 
 def parse_document(text: str) -> Document:
     """Parse a memory's text; broken frontmatter is reported, never raised."""
-    raw, body, body_line = split_frontmatter(text)
+    parts = _split(text)
+    raw = parts.raw
+    newline = line_break(text)
     if raw is None:
-        return Document(body=body)
-    doc = Document(body=body, raw_frontmatter=raw, body_line=body_line)
+        return Document(body=parts.body, bom=parts.bom, newline=newline)
+    doc = Document(
+        body=parts.body,
+        raw_frontmatter=raw,
+        body_line=parts.body_line,
+        bom=parts.bom,
+        opening=parts.opening,
+        closing=parts.closing,
+        newline=newline,
+    )
     if len(raw) > MAX_FRONTMATTER_CHARS:
         doc.problem = FrontmatterProblem(
             f"Frontmatter is over {MAX_FRONTMATTER_CHARS} characters; it is not parsed."
@@ -283,10 +331,13 @@ def _key_line(raw: str, key: str) -> int:
 
 
 def render(doc: Document) -> str:
-    """Write a document back to text; its frontmatter block is written as it stands."""
+    """Write a document back to text; its BOM and frontmatter block are written as they stand."""
     if doc.raw_frontmatter is None:
-        return doc.body
-    return f"{_FENCE}\n{doc.raw_frontmatter}{_FENCE}\n{doc.body}"
+        return doc.bom + doc.body
+    closing = doc.closing
+    if doc.body and not closing.endswith("\n"):
+        closing += doc.newline  # the file ended at the fence; now a body follows
+    return f"{doc.bom}{doc.opening}{doc.raw_frontmatter}{closing}{doc.body}"
 
 
 def dump_key(key: str, value: Any, *, block: bool = False) -> str:
@@ -310,15 +361,20 @@ def _key_span(lines: list[str], key: str) -> tuple[int, int] | None:
     return None
 
 
-def set_keys(raw: str, changes: Mapping[str, Any], remove: Sequence[str] = ()) -> str:
+def set_keys(
+    raw: str, changes: Mapping[str, Any], remove: Sequence[str] = (), *, newline: str | None = None
+) -> str:
     """Frontmatter text with some top-level keys set or removed, every other line as written.
 
     Re-dumping the whole block would reformat the author's keys, drop comments and
-    expand YAML aliases, so only the lines of the changed keys are touched.
+    expand YAML aliases, so only the lines of the changed keys are touched; a timestamp
+    on a line of its own keeps that line's quoting and comment. New lines end like the
+    block's lines (`newline` for an empty block).
     """
+    eol = newline or ("\r\n" if "\r\n" in raw else "\n")
     lines = raw.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
+        lines[-1] += eol
     for key in remove:
         span = _key_span(lines, key)
         if span is not None:
@@ -326,12 +382,34 @@ def set_keys(raw: str, changes: Mapping[str, Any], remove: Sequence[str] = ()) -
     for key, value in changes.items():
         span = _key_span(lines, key)
         if span is None:
-            lines.append(dump_key(key, value))
-        else:
-            start, end = span
-            was_block = end > start + 1 and lines[start].rstrip().endswith(":")
-            lines[start:end] = [dump_key(key, value, block=was_block)]
+            lines.append(dump_key(key, value).replace("\n", eol))
+            continue
+        start, end = span
+        restamped = _restamp(lines[start], value) if end == start + 1 else None
+        if restamped is not None:
+            lines[start] = restamped
+            continue
+        was_block = end > start + 1 and lines[start].rstrip().endswith(":")
+        lines[start:end] = [dump_key(key, value, block=was_block).replace("\n", eol)]
     return "".join(lines)
+
+
+_SCALAR_LINE = re.compile(
+    r"(?P<head>[^:#]+:[ \t]+)(?P<value>'[^']*'|\"[^\"\\]*\"|[^'\"\s#&*!|>{\[][^#\r\n]*?)"
+    r"(?P<tail>(?:[ \t]+#[^\r\n]*)?[ \t]*(?:\r?\n)?)"
+)
+
+
+def _restamp(line: str, value: Any) -> str | None:
+    """A `key: <timestamp>` line with the new time, its quotes and comment kept; None if not one."""
+    if not isinstance(value, dt.datetime):
+        return None
+    match = _SCALAR_LINE.fullmatch(line)
+    text = iso(value)
+    if match is None or text is None:
+        return None
+    quote = match["value"][0] if match["value"][0] in "'\"" else ""
+    return f"{match['head']}{quote}{text}{quote}{match['tail']}"
 
 
 def utc_now() -> dt.datetime:
@@ -386,33 +464,52 @@ def update_document(
 
     A new or plain memory stays plain unless tags or extra keys are given (agents read
     these files raw). `extra` keys from written content merge over the existing ones.
+    Only keys whose value changes are rewritten; every other byte of the block, the BOM
+    and CRLF line breaks are kept (the new body gets the file's line breaks).
     """
     stamp = now or utc_now()
-    if doc is not None and doc.problem is not None and doc.raw_frontmatter is not None:
+    if doc is None:
+        doc = Document(body="")
+    body = with_line_break(body, doc.newline)
+    if doc.problem is not None and doc.raw_frontmatter is not None:
         # Never rewrite frontmatter we cannot read: the user would lose it.
-        return Document(
-            body=body,
-            raw_frontmatter=doc.raw_frontmatter,
-            problem=doc.problem,
-            body_line=doc.body_line,
-        )
+        return dataclasses.replace(doc, body=body)
     changes: dict[str, Any] = dict(extra or {})
     if tags is not None:
         changes["tags"] = list(tags)
-    if doc is None or not doc.has_frontmatter:
+    if not doc.has_frontmatter:
         if not changes:
-            return Document(body=body)
+            return dataclasses.replace(doc, body=body)
         changes.setdefault("created_at", stamp)
         changes["updated_at"] = stamp
         ordered = {key: changes[key] for key in MANAGED_KEYS if key in changes}
         ordered.update(changes)
         raw = "".join(dump_key(key, value) for key, value in ordered.items())
-        return Document(body=body, metadata=ordered, raw_frontmatter=raw)
-    if "created_at" not in doc.metadata and "created_at" not in changes:
-        changes["created_at"] = stamp
-    changes["updated_at"] = stamp
-    raw = set_keys(doc.raw_frontmatter or "", changes)
-    return Document(body=body, metadata={**doc.metadata, **changes}, raw_frontmatter=raw)
+        fence = f"{_FENCE}{doc.newline}"
+        return dataclasses.replace(
+            doc,
+            body=body,
+            metadata=ordered,
+            raw_frontmatter=raw.replace("\n", doc.newline),
+            opening=fence,
+            closing=fence,
+        )
+    # A key given with the value it already has is not rewritten (its bytes are kept).
+    changes = {k: v for k, v in changes.items() if k not in doc.metadata or doc.metadata[k] != v}
+    # created_at is left as it is, even absent (SPEC 2.5): only a new block gets one.
+    if doc.metadata.get("updated_at") != stamp:
+        changes["updated_at"] = stamp
+    raw = set_keys(doc.raw_frontmatter or "", changes, newline=doc.newline)
+    return dataclasses.replace(
+        doc, body=body, metadata={**doc.metadata, **changes}, raw_frontmatter=raw
+    )
+
+
+def with_line_break(text: str, newline: str) -> str:
+    """Text with its line breaks made `newline` ("\r\n" for a CRLF file; "\n" leaves it)."""
+    if newline == "\n":
+        return text
+    return text.replace("\r\n", "\n").replace("\n", newline)
 
 
 def with_keys(doc: Document, changes: Mapping[str, Any], remove: Sequence[str] = ()) -> Document:
@@ -421,7 +518,12 @@ def with_keys(doc: Document, changes: Mapping[str, Any], remove: Sequence[str] =
         return doc
     metadata = {k: v for k, v in doc.metadata.items() if k not in remove}
     metadata.update(changes)
-    if not metadata and not (doc.raw_frontmatter or "").strip(" \n-"):
-        return Document(body=doc.body)
-    raw = set_keys(doc.raw_frontmatter or "", changes, remove)
-    return Document(body=doc.body, metadata=metadata, raw_frontmatter=raw, body_line=doc.body_line)
+    if not metadata and not (doc.raw_frontmatter or "").strip(" \r\n-"):
+        return dataclasses.replace(doc, metadata={}, raw_frontmatter=None, body_line=0)
+    raw = set_keys(doc.raw_frontmatter or "", changes, remove, newline=doc.newline)
+    if doc.raw_frontmatter:
+        return dataclasses.replace(doc, metadata=metadata, raw_frontmatter=raw)
+    fence = f"{_FENCE}{doc.newline}"  # a new block
+    return dataclasses.replace(
+        doc, metadata=metadata, raw_frontmatter=raw, opening=fence, closing=fence
+    )

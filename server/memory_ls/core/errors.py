@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from typing import ClassVar
 
 
@@ -78,6 +80,28 @@ class InvalidArguments(MemoryStoreError):
     code = "invalid-arguments"
 
 
+class IoError(MemoryStoreError, OSError):
+    """The file system refused: permission denied, disk full, read-only file system, ...
+
+    Also an OSError carrying the OS's errno and the path, so code that skips a file it
+    cannot read (a listing) goes on doing so.
+    """
+
+    code = "io-error"
+
+    @classmethod
+    def from_os(cls, action: str, path: str, exc: OSError, *, wrote: bool) -> IoError:
+        """The error for an OSError raised while doing `action` ("write", "read", ...) on path."""
+        name = errno.errorcode.get(exc.errno or 0, "")
+        reason = f"{exc.strerror or exc}{f' ({name})' if name else ''}"
+        if exc.filename and os.fspath(exc.filename) != path:
+            reason += f" at {os.fspath(exc.filename)}"  # a temp file, a topic folder, a lock file
+        tail = "; nothing was written." if wrote else "."
+        error = cls(f"The file system refused to {action} {path}: {reason}{tail}")
+        error.errno, error.strerror, error.filename = exc.errno, exc.strerror, path
+        return error
+
+
 ERROR_CODES: tuple[str, ...] = (
     "invalid-name",
     "not-found",
@@ -89,4 +113,5 @@ ERROR_CODES: tuple[str, ...] = (
     "outside-store",
     "invalid-arguments",
     "ignored",
+    "io-error",
 )

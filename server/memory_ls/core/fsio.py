@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import tempfile
@@ -11,13 +12,37 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memory_ls.core.errors import OutsideStore
+from memory_ls.core.errors import IoError, OutsideStore
 
 if TYPE_CHECKING:
     from filelock import FileLock
 
 TEMP_SUFFIX = ".memory-ls-tmp"
 TEMP_PREFIX = "."
+# OS errors of a read that mean the file system refused (SPEC `io-error`), not that the
+# file is in another state than expected (ENOENT, ELOOP, ...), which callers decide on.
+_REFUSED_NAMES = (
+    "EACCES EPERM ENOSPC EDQUOT EROFS EIO EFBIG ETXTBSY EMFILE ENFILE ENOMEM EBUSY "
+    "ENAMETOOLONG ENXIO ENODEV ESTALE"
+)
+REFUSED_ERRNOS = frozenset(getattr(errno, n) for n in _REFUSED_NAMES.split() if hasattr(errno, n))
+
+
+@contextlib.contextmanager
+def refusals(action: str, path: str, *, wrote: bool) -> Iterator[None]:
+    """Turn an OSError by which the file system refuses into IoError naming path and reason.
+
+    A failed write is a refusal whatever the errno (no caller expects one); a read keeps
+    the errors callers decide on (a file gone, a link refused) as they are.
+    """
+    try:
+        yield
+    except IoError:
+        raise
+    except OSError as exc:
+        if wrote or exc.errno in REFUSED_ERRNOS:
+            raise IoError.from_os(action, path, exc, wrote=wrote) from exc
+        raise
 
 
 def is_within(path: str, folder_real: str) -> bool:
@@ -44,12 +69,27 @@ def atomic_write(path: str, text: str | bytes, folder_real: str) -> None:
     """Write `text` to `path` atomically: temp file in the same folder, fsync, rename.
 
     Parent topic folders are created inside the memory folder only; a symlink on the
-    way that leads outside it is refused before anything is created.
+    way that leads outside it is refused before anything is created. When the file
+    system refuses (IoError), the temp file and the folders made for it are removed.
     """
     check_writable_path(path, folder_real)
     parent = os.path.dirname(path)
-    _make_dirs_inside(parent, folder_real)
-    check_writable_path(path, folder_real)
+    created: list[str] = []
+    with refusals("write", path, wrote=True):
+        try:
+            _make_dirs_inside(parent, folder_real, created)
+            check_writable_path(path, folder_real)
+            _write_and_rename(path, text, parent)
+        except BaseException:
+            for folder in reversed(created):
+                with contextlib.suppress(OSError):
+                    os.rmdir(folder)
+            raise
+    _fsync_dir(parent)
+
+
+def _write_and_rename(path: str, text: str | bytes, parent: str) -> None:
+    """The temp file written, flushed to disk and renamed over `path`; removed on failure."""
     data = text.encode("utf-8") if isinstance(text, str) else text
     fd, tmp = tempfile.mkstemp(
         prefix=TEMP_PREFIX + _temp_stem(os.path.basename(path)) + ".",
@@ -69,7 +109,6 @@ def atomic_write(path: str, text: str | bytes, folder_real: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    _fsync_dir(parent)
 
 
 def _temp_stem(basename: str, max_bytes: int = 200) -> str:
@@ -82,10 +121,11 @@ def _temp_stem(basename: str, max_bytes: int = 200) -> str:
 
 def ensure_folder(path: str) -> None:
     """Create a configured primary or global folder on first save."""
-    os.makedirs(path, exist_ok=True)
+    with refusals("create the folder", path, wrote=True):
+        os.makedirs(path, exist_ok=True)
 
 
-def _make_dirs_inside(directory: str, folder_real: str) -> None:
+def _make_dirs_inside(directory: str, folder_real: str, created: list[str]) -> None:
     """Create missing topic folders one level at a time, never through an escaping link."""
     missing: list[str] = []
     current = directory
@@ -99,6 +139,7 @@ def _make_dirs_inside(directory: str, folder_real: str) -> None:
         check_writable_path(folder, folder_real)
         with contextlib.suppress(FileExistsError):
             os.mkdir(folder)
+            created.append(folder)
 
 
 def _fsync_dir(directory: str) -> None:
@@ -119,7 +160,8 @@ def remove_file(path: str, folder_real: str) -> None:
     """Delete a memory file; a symlink is removed itself, never its target."""
     if not os.path.islink(path):
         check_writable_path(path, folder_real)
-    os.unlink(path)
+    with refusals("delete", path, wrote=True):
+        os.unlink(path)
     _fsync_dir(os.path.dirname(path))
 
 
@@ -128,8 +170,7 @@ def read_utf8(path: str) -> str | None:
 
     Writing back a lossy decoding would destroy the bytes we could not read.
     """
-    with open(path, "rb") as handle:
-        data = handle.read()
+    data = read_bytes(path)
     if b"\x00" in data[:8192]:
         return None
     try:
@@ -144,13 +185,19 @@ def read_text(path: str, *, follow_links: bool = True) -> str:
     With `follow_links` false a symbolic link is refused (OSError, errno ELOOP).
     """
     if follow_links:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = read_bytes(path)
     else:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-        with open(fd, "rb") as handle:
-            data = handle.read()
+        with refusals("read", path, wrote=False):
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            with open(fd, "rb") as handle:
+                data = handle.read()
     return data.decode("utf-8", errors="replace")
+
+
+def read_bytes(path: str) -> bytes:
+    """A file's bytes (a memory to read or to move)."""
+    with refusals("read", path, wrote=False), open(path, "rb") as handle:
+        return handle.read()
 
 
 def remove_leftovers(directory: str) -> int:
@@ -211,7 +258,8 @@ def folder_lock(*folders_real: str) -> Iterator[None]:
     """Hold the write lock of each folder (threads and processes), in a fixed order."""
     with contextlib.ExitStack() as stack:
         for key in sorted(set(folders_real)):
-            thread_lock, file_lock = _locks_for(key)
-            stack.enter_context(thread_lock)
-            stack.enter_context(file_lock)
+            with refusals("lock the folder", key, wrote=True):
+                thread_lock, file_lock = _locks_for(key)
+                stack.enter_context(thread_lock)
+                stack.enter_context(file_lock)
         yield

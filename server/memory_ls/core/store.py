@@ -12,8 +12,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import regex
-
 from memory_ls.core.document import (
     Document,
     iso,
@@ -25,12 +23,10 @@ from memory_ls.core.document import (
     with_keys,
 )
 from memory_ls.core.errors import (
-    AmbiguousMatch,
     Exists,
     Ignored,
     InvalidArguments,
     InvalidName,
-    NoMatch,
     NotFound,
     OutsideStore,
     ReadOnly,
@@ -50,12 +46,11 @@ from memory_ls.core.fsio import (
 )
 from memory_ls.core.names import GLOBAL_PREFIX, is_valid_name, parse_name, qualify
 from memory_ls.core.references import Reference, rename_references
+from memory_ls.core.replace import replace_text
 from memory_ls.core.routing import route_new
 
 SCOPES = ("project", "global", "all")
 DEFAULT_SEARCH_LIMIT = 50
-# How long a regex edit may search one memory (see _compile).
-REGEX_TIMEOUT_SECONDS = 2.0
 # Listings and search skip files this many times over maxMemoryBytes (bounded work).
 LISTING_READ_LIMIT = 4
 # Reading a scanned file without following a link that replaced it since the scan.
@@ -401,15 +396,15 @@ class Store:
 
     # ----- reading -------------------------------------------------------------------
 
-    def _load_for_write(self, memory: MemoryFile) -> Document:
-        """Parse a memory about to be rewritten; refuse files that are not UTF-8 text."""
+    def _load_for_write(self, memory: MemoryFile) -> tuple[str, Document]:
+        """Read and parse a memory about to be rewritten; refuse files that are not UTF-8."""
         text = read_utf8(memory.path)
         if text is None:
             raise ReadOnly(
                 f"Memory {memory.name!r} is not UTF-8 text; it is left untouched so no byte is "
                 "lost. Fix or re-save it as a whole."
             )
-        return parse_document(text)
+        return text, parse_document(text)
 
     def load(self, memory: MemoryFile) -> Document:
         """Parse a memory file (symbolic links followed for reading, as Serena does)."""
@@ -460,21 +455,25 @@ class Store:
             raise InvalidArguments(f"mode must be literal or regex, not {mode!r}.")
         if not isinstance(allow_multiple, bool):
             raise InvalidArguments("allowMultiple must be true or false.")
-        pattern = _compile(needle, mode) if isinstance(needle, str) else None
+        # As Serena: a missing memory is not-found before the needle is looked at.
         memory = self.find(raw_name, scope, write=True)
         self._writable(memory)
         real, owner = self._write_target(memory.path)
         with folder_lock(memory.folder.real, owner.real):
             memory = self.find(raw_name, scope, write=True)
-            doc = self._load_for_write(memory)
+            source, doc = self._load_for_write(memory)
             if isinstance(content, str):
-                body, count = content, 1
+                doc, count = update_document(doc, content), 1
             else:
-                assert pattern is not None and isinstance(replacement, str)
-                body, count = _replace(
-                    doc.body, pattern, replacement, mode == "regex", allow_multiple, memory.name
+                assert isinstance(needle, str) and isinstance(replacement, str)
+                # The needle searches the whole file, frontmatter included, as Serena's does.
+                text, count = replace_text(
+                    source, needle, replacement, str(mode), allow_multiple, memory.qualified
                 )
-            data = render(update_document(doc, body))
+                edited = parse_document(text)
+                # Frontmatter that still parses keeps updated_at current (SPEC 2.5).
+                doc = edited if edited.problem else update_document(edited, edited.body)
+            data = render(doc)
             self._check_size(data.encode("utf-8"), memory.name)
             atomic_write(real, data, owner.real)
         return {"name": memory.qualified, "path": memory.path, "replacements": count}
@@ -905,51 +904,6 @@ def _with_timestamps(doc: Document, created_at: object, updated_at: object) -> D
         return doc
     base = doc if doc.raw_frontmatter is not None else Document(body=doc.body, raw_frontmatter="")
     return with_keys(base, changes, remove)
-
-
-def _compile(needle: object, mode: object) -> regex.Pattern[str]:
-    # The regex module: Python's syntax (version 0), and a timeout, which `re` lacks: a
-    # pattern that backtracks without end would hold the folder's write lock for good.
-    assert isinstance(needle, str)
-    if mode == "regex":
-        try:
-            return regex.compile(needle, regex.MULTILINE | regex.DOTALL | regex.VERSION0)
-        except regex.error as exc:
-            raise InvalidArguments(f"needle is not a valid regular expression: {exc}.") from exc
-    return regex.compile(regex.escape(needle))
-
-
-def _replace(
-    body: str,
-    pattern: regex.Pattern[str],
-    replacement: str,
-    is_regex: bool,
-    allow_multiple: bool,
-    name: str,
-) -> tuple[str, int]:
-    try:
-        count = sum(1 for _ in pattern.finditer(body, timeout=REGEX_TIMEOUT_SECONDS))
-        if count == 0:
-            raise NoMatch(f"The needle was not found in memory {name!r}; nothing was changed.")
-        if count > 1 and not allow_multiple:
-            raise AmbiguousMatch(
-                f"The needle matches {count} times in memory {name!r}; make it more specific "
-                "or set allowMultiple."
-            )
-        try:
-            if is_regex:
-                new_body = pattern.sub(replacement, body, timeout=REGEX_TIMEOUT_SECONDS)
-            else:
-                new_body = pattern.sub(lambda _m: replacement, body, timeout=REGEX_TIMEOUT_SECONDS)
-        except (regex.error, IndexError) as exc:
-            raise InvalidArguments(f"replacement is not valid for this regex: {exc}.") from exc
-    except TimeoutError as exc:
-        raise InvalidArguments(
-            f"The regular expression ran over {REGEX_TIMEOUT_SECONDS:g} s on memory {name!r} "
-            "(it backtracks too much: repeated groups whose parts can match the same text, "
-            "such as (a|aa)+, try every way to split it); nothing was changed."
-        ) from exc
-    return new_body, count
 
 
 def _rewrite_references(text: str, plan: MovePlan) -> tuple[str, int]:
