@@ -812,12 +812,14 @@ def scan_folder(folder: Folder, skip: Iterable[str] = ()) -> list[MemoryFile]:
     skip_set = set(skip)
     patterns = folder.patterns
     found: list[MemoryFile] = []
-    # Each directory once by its real location: a link back up would loop for ever.
+    # Each directory carries the real locations above it: a link back up would loop for
+    # ever, while two links to one folder list it twice, as Serena does.
     root_real = os.path.realpath(folder.path)
-    seen = {root_real}
-    pending = [(folder.path, root_real, "")]
+    pending: list[tuple[str, str, str, frozenset[str]]] = [
+        (folder.path, root_real, "", frozenset((root_real,)))
+    ]
     while pending:
-        directory, real, prefix = pending.pop()
+        directory, real, prefix, above = pending.pop()
         try:
             with os.scandir(directory) as listing:
                 entries = sorted(listing, key=operator.attrgetter("name"))
@@ -828,18 +830,16 @@ def scan_folder(folder: Folder, skip: Iterable[str] = ()) -> list[MemoryFile]:
             try:
                 # d_type answers these without a system call, except on a few file systems.
                 if entry.is_dir(follow_symlinks=False):
-                    inner = os.path.join(real, name)
-                    if entry.path not in skip_set and inner not in seen:
-                        seen.add(inner)
-                        pending.append((entry.path, inner, f"{prefix}{name}/"))
+                    if entry.path not in skip_set:
+                        inner = os.path.join(real, name)
+                        pending.append((entry.path, inner, f"{prefix}{name}/", above | {inner}))
                     continue
                 if not name.endswith(".md"):
                     if entry.is_symlink() and entry.path not in skip_set and entry.is_dir():
                         # A linked folder: Serena's documented way to share memories.
                         inner = os.path.realpath(entry.path)
-                        if inner not in seen:
-                            seen.add(inner)
-                            pending.append((entry.path, inner, f"{prefix}{name}/"))
+                        if inner not in above:
+                            pending.append((entry.path, inner, f"{prefix}{name}/", above | {inner}))
                     continue
                 if name[0] == "." and is_temp_file(name):
                     continue
