@@ -10,7 +10,6 @@ unchecked).
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import os
 from pathlib import Path
@@ -21,6 +20,7 @@ from store_helpers import Workspace, changed_paths, snapshot_tree
 
 from memory_ls.config import FolderSetting, Settings
 from memory_ls.core import MemoryStoreError, Store, resolve_store_config
+from memory_ls.core.errors import IoError
 
 TOKENS = [
     "a",
@@ -163,8 +163,12 @@ def test_no_write_lands_outside_the_configured_folders(
 
     before = outside_state()
     for operation, name, other, content in steps:
-        with contextlib.suppress(MemoryStoreError):
+        try:
             _run(store, operation, name, other, content)
+        except IoError:
+            raise  # the file system refused: a name reached it unchecked
+        except MemoryStoreError:
+            pass
     after = outside_state()
     assert after == before, f"changed outside the store: {sorted(changed_paths(before, after))}"
     # The lock files live in the user's cache, never next to the memories.

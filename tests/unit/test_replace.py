@@ -146,6 +146,12 @@ def test_replace_gives_what_serena_gives(case: str) -> None:
             assert "'notes'" in caught.value.message
 
 
+def test_a_needle_can_be_checked_before_any_memory_is_read() -> None:
+    with pytest.raises(InvalidArguments, match="not a valid regular expression"):
+        replace.compile_needle("(a", "regex")
+    assert replace.compile_needle("(a", "literal").search("x(a") is not None
+
+
 def test_count_is_the_number_of_replacements() -> None:
     assert replace_text("a a a", "a", "b", "literal", True, "m") == ("b b b", 3)
 

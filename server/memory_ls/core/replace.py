@@ -60,7 +60,7 @@ def replace_text(
     everywhere, the text outside the matches keeps its bytes, and a replacement put into
     a text whose line breaks are all CRLF gets CRLF line breaks.
     """
-    pattern = _compile(needle, mode)
+    pattern = compile_needle(needle, mode)
     view, to_content = _universal_newlines(content)
     deadline = time.monotonic() + REGEX_TIMEOUT_SECONDS
     spans: list[tuple[int, int, str]] = []
@@ -147,7 +147,7 @@ def _excerpt(text: str, width: int = 60) -> str:
     return repr(text if len(text) <= width else text[: width - 1] + "…")
 
 
-def _compile(needle: str, mode: str) -> regex.Pattern[str]:
+def compile_needle(needle: str, mode: str) -> regex.Pattern[str]:
     """The needle as a `regex` pattern that matches what `re` (Serena's engine) matches."""
     if mode == "literal":
         return regex.compile(re.escape(needle), _FLAGS)
