@@ -95,12 +95,17 @@ def test_temp_files_of_interrupted_writes_are_never_listed(ws: Workspace) -> Non
     assert [m["name"] for m in store.list_memories()["memories"]] == [
         "FEATURE_a",
         "counter",
-        "g",
+        "global/g",
         "topic/t",
     ]
     assert {r["path"] for r in store.search("half-written")["results"]} == set()
     assert all(".memory-ls-tmp" not in d.path for d in check_store(store))
-    assert sorted(r["name"] for r in store.export()) == ["FEATURE_a", "counter", "g", "topic/t"]
+    assert sorted(r["name"] for r in store.export()) == [
+        "FEATURE_a",
+        "counter",
+        "global/g",
+        "topic/t",
+    ]
     assert store.tags() == {"tags": []}
 
 

@@ -54,13 +54,16 @@ def _world(ws: Workspace, **settings: object) -> Store:
     ws.write(p / "dup.md", "first\n")
     ws.write(ws.root / "docs" / "spec" / "dup.md", "second\n")
     ws.write(p / "badtags.md", "---\ntitle: t\ntags: auth\n---\nbody\n")
-    ws.write(p / "-dash.md", "invalid name\n")
+    ws.write(p / "bad:colon.md", "invalid name\n")
     ws.write(p / "big.md", "x" * 400 + "\n")
     ws.write(p / "clean.md", "links to [[notes]] and `mem:dup`\n")
     ws.write(p / "README.md", "all caps, no prefix\n")
     ws.write(ws.root / "team" / "feature" / "FEATURE_ok.md", "# ok\n")
     ws.write(ws.global_dir / "personal.md", "mine\n")
     ws.write(ws.global_dir / "BUGFIX_global.md", "global memories are not routed\n")
+    # `dup` in the global folder is another memory (global/dup), neither shadowed nor shadowing.
+    ws.write(ws.global_dir / "dup.md", "global dup\n")
+    ws.write(p / "scoped.md", "[[personal]] is global/personal, not a project memory\n")
     return store
 
 
@@ -73,7 +76,9 @@ EXPECTED = {
     ("broken-link", "ws/.serena/memories/notes.md", 6, 2),
     ("shadowed", "ws/docs/spec/dup.md", 0, 0),
     ("invalid-frontmatter", "ws/.serena/memories/badtags.md", 2, 0),
-    ("invalid-name", "ws/.serena/memories/-dash.md", 0, 0),
+    ("invalid-name", "ws/.serena/memories/bad:colon.md", 0, 0),
+    # A bare name is a project memory: a global one of that name does not answer it.
+    ("broken-link", "ws/.serena/memories/scoped.md", 0, 2),
     ("too-large", "ws/.serena/memories/big.md", 0, 0),
 }
 

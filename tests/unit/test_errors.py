@@ -15,6 +15,7 @@ from memory_ls.core import ERROR_CODES, MemoryStoreError, Store
 from memory_ls.core.errors import (
     AmbiguousMatch,
     Exists,
+    Ignored,
     InvalidArguments,
     InvalidName,
     IoError,
@@ -63,6 +64,12 @@ REFUSALS: dict[str, list[tuple[str, Call]]] = {
         ("move", lambda s: s.move("missing", "other")),
         ("read-wrong-scope", lambda s: s.read("notes", scope="global")),
         ("global-name", lambda s: s.delete("global/notes")),
+        # A bare name is a project memory: only a read falls back to global/NAME.
+        ("delete-bare-global", lambda s: s.delete("mine")),
+        ("edit-bare-global", lambda s: s.edit("mine", content="x")),
+        ("move-bare-global", lambda s: s.move("mine", "other")),
+        # The fallback never reaches an ignored global memory either.
+        ("read-fallback-ignored", lambda s: s.read("hidden")),
     ],
     "exists": [
         ("move-onto-existing", lambda s: s.move("notes", "FEATURE_auth")),
@@ -143,7 +150,7 @@ REFUSALS: dict[str, list[tuple[str, Call]]] = {
         ),
         (
             "edit-bad-group",
-            lambda s: s.edit("notes", needle="notes", replacement=r"\9", mode="regex"),
+            lambda s: s.edit("notes", needle="notes", replacement="$!9", mode="regex"),
         ),
         ("list-scope", lambda s: s.list_memories(scope=3)),
         ("list-tags", lambda s: s.list_memories(tags="a")),
@@ -169,6 +176,36 @@ REFUSALS: dict[str, list[tuple[str, Call]]] = {
     ],
 }
 
+# Serena's patterns (the project.yml written by _populated): ignored memories are refused
+# whatever the operation, read-only ones for every write.
+REFUSALS["ignored"] = [
+    ("read", lambda s: s.read("secret_plan")),
+    ("read-global", lambda s: s.read("global/hidden")),
+    ("save-existing", lambda s: s.save("secret_plan", "x")),
+    ("save-new", lambda s: s.save("secret_new", "x")),
+    ("save-global", lambda s: s.save("global/hidden", "x")),
+    ("edit", lambda s: s.edit("secret_plan", content="x")),
+    ("delete", lambda s: s.delete("secret_plan")),
+    ("move-from", lambda s: s.move("secret_plan", "plan")),
+    ("move-to", lambda s: s.move("notes", "secret_notes")),
+    ("move-to-global", lambda s: s.move("notes", "global/hidden")),
+    ("route", lambda s: s.route("secret_new")),
+    (
+        "import",
+        lambda s: s.import_records(
+            [{"name": "ok", "content": "x"}, {"name": "secret_b", "content": "x"}]
+        ),
+    ),
+]
+REFUSALS["read-only"] += [
+    ("pattern-save", lambda s: s.save("frozen", "x")),
+    ("pattern-save-new", lambda s: s.save("frozen_new", "x")),
+    ("pattern-edit", lambda s: s.edit("frozen", content="x")),
+    ("pattern-delete", lambda s: s.delete("frozen")),
+    ("pattern-move-from", lambda s: s.move("frozen", "thawed")),
+    ("pattern-move-to", lambda s: s.move("notes", "frozen_notes")),
+]
+
 REFUSALS["io-error"] = [
     ("save", _os_refuses(lambda s: s.save("new", "x"), "os.replace", errno.ENOSPC)),
     ("save-topic", _os_refuses(lambda s: s.save("t/new", "x"), "os.mkdir", errno.EACCES)),
@@ -188,12 +225,22 @@ ERROR_CLASSES = {
     "ambiguous-match": AmbiguousMatch,
     "outside-store": OutsideStore,
     "invalid-arguments": InvalidArguments,
+    "ignored": Ignored,
     "io-error": IoError,
 }
 
 
 def _populated(ws: Workspace, *, global_enabled: bool) -> Store:
-    """A store with something to refuse on: every kind of folder and a few memories."""
+    """A store with something to refuse on: every kind of folder, a few memories and
+    Serena's patterns (read before the store is made, as a start reads them)."""
+    ws.write(
+        ws.root / ".serena" / "project.yml",
+        "ignored_memory_patterns: ['secret_.*', 'global/hidden']\n"
+        "read_only_memory_patterns: ['frozen.*']\n",
+    )
+    ws.write(ws.primary / "secret_plan.md", "secret\n")
+    ws.write(ws.primary / "frozen.md", "frozen\n")
+    ws.write(ws.global_dir / "hidden.md", "hidden\n")
     store = ws.store(
         ["team/feature", ("vendor/spec", True)],
         global_enabled=global_enabled,
@@ -225,7 +272,7 @@ def test_refusal_has_its_code_and_changes_nothing(ws: Workspace, code: str, call
 
 def test_every_error_code_is_covered() -> None:
     assert set(REFUSALS) == set(ERROR_CODES) == set(ERROR_CLASSES)
-    assert len(ERROR_CODES) == 10
+    assert len(ERROR_CODES) == 11
     for code, cls in ERROR_CLASSES.items():
         assert cls.code == code
         assert issubclass(cls, MemoryStoreError)

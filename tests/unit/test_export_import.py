@@ -50,7 +50,7 @@ def test_export_record_shape(ws: Workspace) -> None:
         ("project", "tagged"),
         ("project", "FEATURE_auth"),
         ("project", "topic/deep/note"),
-        ("global", "personal"),
+        ("global", "global/personal"),  # a global memory's name is global/NAME
         ("project", "SPEC_doc"),
     }
     plain = records[("project", "plain")]
@@ -80,8 +80,8 @@ def test_export_then_import_gives_back_the_same_memories(ws: Workspace) -> None:
 
     assert _by_name(target.export()) == _by_name(exported)
     for record in exported:
-        original = source.read(("global/" if record["scope"] == "global" else "") + record["name"])
-        copy = target.read(("global/" if record["scope"] == "global" else "") + record["name"])
+        original = source.read(record["name"])
+        copy = target.read(record["name"])
         for key in ("name", "scope", "content", "tags", "createdAt", "updatedAt", "readOnly"):
             assert copy[key] == original[key], (record["name"], key)
     # Routing applies on import: each memory lands in the matching folder of the new root.
@@ -105,13 +105,35 @@ def test_export_keeps_a_global_memory_shadowed_by_a_project_one(ws: Workspace) -
     store.save("global/notes", "global notes")
     records = _by_name(store.export())
     assert records[("project", "notes")]["content"] == "project notes"
-    assert records[("global", "notes")]["content"] == "global notes"
+    assert records[("global", "global/notes")]["content"] == "global notes"
     assert len(store.export()) == 2
     assert [r["scope"] for r in store.export(scope="global")] == ["global"]
     fresh = _fresh(ws)
     fresh.import_records(store.export())
     assert fresh.read("notes")["content"] == "project notes"
     assert fresh.read("global/notes")["content"] == "global notes"
+
+
+def test_import_takes_a_global_record_with_or_without_its_global_prefix(ws: Workspace) -> None:
+    store = ws.store()
+    result = store.import_records(
+        [
+            {"name": "old_style", "content": "a\n", "scope": "global"},  # before global/NAME
+            {"name": "global/new_style", "content": "b\n", "scope": "global"},
+            {"name": "global/unscoped", "content": "c\n"},
+        ]
+    )
+    assert [r["name"] for r in result["imported"]] == [
+        "global/old_style",
+        "global/new_style",
+        "global/unscoped",
+    ]
+    assert sorted(p.name for p in ws.global_dir.iterdir()) == [
+        "new_style.md",
+        "old_style.md",
+        "unscoped.md",
+    ]
+    assert not ws.primary.exists()
 
 
 def test_import_skips_existing_unless_overwrite(ws: Workspace) -> None:
