@@ -323,13 +323,7 @@ def build_server(layer: Layer, root: str, tool_prefix: str = "") -> "MCPServer[A
         ] = None,
     ) -> Annotated[CallToolResult, SaveResult]:
         def act(store: Store) -> CallToolResult:
-            # Serena's check and words (repl/api/mem_api.py), before the store's byte limit.
-            limit = SERENA_DEFAULT_MAX_CHARS if max_chars == -1 else max_chars
-            if len(content) > limit:
-                raise TooLarge(
-                    f"Content for {memory_name} is too long. Max length is {limit} characters. "
-                    "Please make the content shorter."
-                )
+            check_max_chars(memory_name, content, max_chars)
             result = store.save(memory_name, content, tags, scope)
             why = _save_reason(result, store.config)
             if result["routedBy"] == "existing":
@@ -512,6 +506,16 @@ class _StoreFactory:
 
 
 # ----- answers ----------------------------------------------------------------------------
+
+
+def check_max_chars(memory_name: str, content: str, max_chars: int) -> None:
+    """Serena's write_memory limit and words (repl/api/mem_api.py), before the store's bytes."""
+    limit = SERENA_DEFAULT_MAX_CHARS if max_chars == -1 else max_chars
+    if len(content) > limit:
+        raise TooLarge(
+            f"Content for {memory_name} is too long. Max length is {limit} characters. "
+            "Please make the content shorter."
+        )
 
 
 def _answer(text: str, result: Mapping[str, Any], *more: str) -> "CallToolResult":

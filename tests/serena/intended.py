@@ -28,9 +28,6 @@ WINDOWS_DEVICES = frozenset(
     + [f"LPT{i}" for i in range(1, 10)]
 )
 MAX_SEGMENT_BYTES = 252
-# Serena's default for write_memory's max_chars (SerenaConfig.default_max_tool_answer_chars).
-SERENA_DEFAULT_MAX_CHARS = 150_000
-MAX_MEMORY_BYTES = 524_288
 NAME_ARGS = ("memory_name", "old_name", "new_name")
 WRITING_TOOLS = ("write_memory", "edit_memory", "delete_memory")
 REFUSALS = ("invalid-name", "read-only")
@@ -239,20 +236,6 @@ def read_global_fallback(ctx: OpContext, aspect: str, _path: str) -> bool:
     return ctx.mls["kind"] == "ok" and in_global and not in_project
 
 
-def size_limit(ctx: OpContext, _aspect: str, _path: str) -> bool:
-    """Content over Serena's 150,000 characters but within maxMemoryBytes: memory-ls takes it."""
-    op = ctx.op
-    if op["tool"] != "write_memory" or "max_chars" in op:
-        return False
-    content = op["content"]
-    return (
-        ctx.serena["kind"] == "too-large"
-        and ctx.mls["kind"] == "ok"
-        and len(content) > SERENA_DEFAULT_MAX_CHARS
-        and len(content.encode("utf-8")) <= MAX_MEMORY_BYTES
-    )
-
-
 def _link_leads_outside(before: Snapshot, key: str) -> bool:
     entry = before[key]
     target = posixpath.normpath(posixpath.join(posixpath.dirname(key), entry["target"]))
@@ -289,6 +272,23 @@ def rename_wiki_links(ctx: OpContext, aspect: str, path: str) -> bool:
     return restored == serena
 
 
+def crlf_kept(ctx: OpContext, aspect: str, path: str) -> bool:
+    """A file whose line breaks were all CRLF keeps them; Serena writes it back with LF."""
+    if aspect != "file":
+        return False
+    before = _file_text(ctx.before, path)
+    serena, mls = _file_text(ctx.serena_after, path), _file_text(ctx.mls_after, path)
+    if before is None or serena is None or mls is None or "\r" in serena:
+        return False
+    all_crlf = "\r\n" in before and before.count("\n") == before.count("\r\n")
+    return all_crlf and mls == serena.replace("\n", "\r\n")
+
+
+def one_md_suffix(ctx: OpContext, _aspect: str, _path: str) -> bool:
+    """A name ending in `.md.md`: SPEC removes one `.md`, Serena (sanitising twice) both."""
+    return any(serena_name(name.strip()).endswith(".md") for name in names_of(ctx.op))
+
+
 REGISTRY: tuple[Intended, ...] = (
     Intended("names-windows-chars", refused_for_rule("windows-chars")),
     Intended("names-control-format", refused_for_rule("control-format")),
@@ -302,7 +302,8 @@ REGISTRY: tuple[Intended, ...] = (
     Intended("save-merges-frontmatter", save_merges_frontmatter),
     Intended("read-body-without-frontmatter", read_body),
     Intended("read-global-fallback", read_global_fallback),
-    Intended("size-limit-bytes", size_limit),
+    Intended("crlf-kept", crlf_kept),
+    Intended("names-one-md-suffix", one_md_suffix),
     Intended("symlink-outside-write-refused", symlink_outside),
     Intended("rename-wiki-links", rename_wiki_links),
 )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import traceback
 from collections.abc import Mapping
 from typing import Any
@@ -11,6 +10,7 @@ from memory_ls.config import Settings
 from memory_ls.core.errors import MemoryStoreError
 from memory_ls.core.folders import resolve_store_config
 from memory_ls.core.store import Store
+from memory_ls.mcp_server import check_max_chars
 
 GLOBAL_TOPIC = "global"
 
@@ -30,27 +30,17 @@ def _listing(entries: list[Mapping[str, Any]]) -> dict[str, list[str]]:
     return {"memories": writable, "read_only_memories": read_only}
 
 
-def _in_topic(name: str, topic: str) -> bool:
-    """Serena's topic filter for a Store that cannot filter by topic itself (yet)."""
-    topic = topic.strip("/")
-    if not topic:
-        return True
-    return name.startswith(topic + "/")
-
-
 def list_memories(store: Store, topic: str) -> dict[str, list[str]]:
-    """list_memories(topic): Store.list(topic=...) where it exists, else a filtered listing."""
-    lister = getattr(store, "list", None)
-    if callable(lister) and "topic" in inspect.signature(lister).parameters:
-        return _listing(lister(topic=topic)["memories"])
-    entries = store.list_memories()["memories"]
-    return _listing([e for e in entries if _in_topic(e["name"], topic)])
+    """list_memories(topic): the Store's listing with Serena's topic filter."""
+    return _listing(store.list_memories(topic=topic)["memories"])
 
 
 def call_tool(store: Store, op: Mapping[str, Any]) -> Any:
     """One Serena tool call through the Store; returns what the Store returned."""
     tool = op["tool"]
     if tool == "write_memory":
+        # The MCP tool's own check first, as an agent's call goes through it.
+        check_max_chars(op["memory_name"], op["content"], op.get("max_chars", -1))
         return store.save(op["memory_name"], op["content"])
     if tool == "read_memory":
         return store.read(op["memory_name"])["content"]

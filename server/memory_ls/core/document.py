@@ -470,7 +470,7 @@ def update_document(
     stamp = now or utc_now()
     if doc is None:
         doc = Document(body="")
-    body = with_line_break(body, doc.newline)
+    # The body is written as given (as Serena writes it), whatever the file had.
     if doc.problem is not None and doc.raw_frontmatter is not None:
         # Never rewrite frontmatter we cannot read: the user would lose it.
         return dataclasses.replace(doc, body=body)
@@ -503,13 +503,6 @@ def update_document(
     return dataclasses.replace(
         doc, body=body, metadata={**doc.metadata, **changes}, raw_frontmatter=raw
     )
-
-
-def with_line_break(text: str, newline: str) -> str:
-    """Text with its line breaks made `newline` ("\r\n" for a CRLF file; "\n" leaves it)."""
-    if newline == "\n":
-        return text
-    return text.replace("\r\n", "\n").replace("\n", newline)
 
 
 def with_keys(doc: Document, changes: Mapping[str, Any], remove: Sequence[str] = ()) -> Document:

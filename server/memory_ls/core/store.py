@@ -44,7 +44,13 @@ from memory_ls.core.fsio import (
     remove_file,
     remove_leftovers,
 )
-from memory_ls.core.names import GLOBAL_PREFIX, is_valid_name, parse_name, qualify
+from memory_ls.core.names import (
+    GLOBAL_PREFIX,
+    is_valid_name,
+    normalize_input,
+    parse_name,
+    qualify,
+)
 from memory_ls.core.references import Reference, rename_references
 from memory_ls.core.replace import replace_text
 from memory_ls.core.routing import route_new
@@ -202,6 +208,14 @@ class Store:
                 f"({patterns.where}); nothing was written."
             )
 
+    def _check_patterns(self, raw_name: object, scope: object, *, write: bool) -> None:
+        """Serena's pattern checks, made (as Serena makes them) before the name is validated."""
+        if not isinstance(raw_name, str):
+            return  # parse_name says what is wrong
+        name, is_global = normalize_input(raw_name)
+        where = self._scope_for(is_global, check_scope(scope))
+        self._check_access(name, where, write=write)
+
     def _hit(self, folder: Folder, name: str) -> MemoryFile | None:
         path = folder.file_for(name)
         if not os.path.isfile(path):
@@ -222,9 +236,9 @@ class Store:
 
     def find(self, raw_name: object, scope: object = None, *, write: bool = False) -> MemoryFile:
         """The memory a name means (a bare name: a project memory); NotFound otherwise."""
+        self._check_patterns(raw_name, scope, write=write)
         parsed = parse_name(raw_name)
         where = self._scope_for(parsed.is_global, check_scope(scope))
-        self._check_access(parsed.name, where, write=write)
         hits = self.locate_all(parsed.name, where)
         if not hits:
             raise NotFound(f"No memory named {parsed.qualified!r} in the {where} scope.")
@@ -419,7 +433,7 @@ class Store:
             "path": memory.path,
             "scope": memory.scope,
             "folder": memory.folder.path,
-            "content": doc.body,
+            "content": _as_serena_reads(doc),
             "tags": doc.tags,
             "createdAt": iso(doc.metadata.get("created_at")),
             "updatedAt": iso(doc.metadata.get("updated_at")),
@@ -489,10 +503,14 @@ class Store:
 
     def plan_move(self, raw_name: object, raw_new_name: object, scope: object = None) -> MovePlan:
         """Check a rename and work out where it goes; nothing is written (move and rename)."""
-        source = self.find(raw_name, scope, write=True)
+        # Serena's order: both names against the patterns, both names validated, then files.
+        for write in (False, True):
+            self._check_patterns(raw_name, scope, write=write)
+            self._check_patterns(raw_new_name, None, write=write)
+        parse_name(raw_name)
         new = parse_name(raw_new_name)
         new_scope = "global" if new.is_global else "project"
-        self._check_access(new.name, new_scope, write=True)
+        source = self.find(raw_name, scope, write=True)
         self._writable(source)
         taken = [m for m in self.locate_all(new.name, new_scope) if m.path != source.path]
         if taken:
@@ -780,6 +798,13 @@ class Store:
         return {"imported": imported, "skipped": skipped}
 
 
+def _as_serena_reads(doc: Document) -> str:
+    """A memory's body as Serena's read_memory gives it: every line break `\n` (universal
+    newlines), and a file's byte order mark where the body is the whole file."""
+    body = doc.body if doc.has_frontmatter else doc.bom + doc.body
+    return body.replace("\r\n", "\n").replace("\r", "\n") if "\r" in body else body
+
+
 def in_topic(name: str, is_global: bool, topic: str) -> bool:
     """Whether a memory, named `global/...` when global, is under a topic of Serena's list."""
     # Serena lists a topic's folder recursively: `auth` is every project memory `auth/...`,
@@ -865,16 +890,26 @@ def _document_for_save(
     created_at: object,
     updated_at: object,
 ) -> Document:
-    """The document a save writes: content's own frontmatter merged, timestamps kept right."""
+    """The document a save writes: the content as given, the managed keys kept right.
+
+    Content with its own frontmatter keeps that block as written (comments, order,
+    quoting, byte order mark), with the memory's other keys added (SPEC 2.5). Plain
+    content goes under the memory's existing block, or is the whole file.
+    """
     given = parse_document(text)
     extra: dict[str, Any] = dict(metadata or {})
-    body = text
     if given.has_frontmatter and given.problem is None:
-        extra.update(given.metadata)
-        body = given.body
-    content_tags = extra.pop("tags", None)
-    if tags is None and isinstance(content_tags, list):
-        tags = [str(t) for t in content_tags]
+        content_tags = given.metadata.get("tags")
+        if tags is None and isinstance(content_tags, list):
+            tags = [str(t) for t in content_tags]
+        if old is not None and old.problem is None:
+            for key, value in old.metadata.items():
+                if key not in given.metadata and key != "updated_at":
+                    extra.setdefault(key, value)
+        stamp = updated_at if updated_at is not None else given.metadata.get("updated_at")
+        return update_document(
+            given, given.body, tags=tags, extra=extra or None, now=parse_timestamp(stamp)
+        )
     if old is not None and old.problem is not None and (tags is not None or extra):
         # Keys cannot be merged into a block that does not parse, and replacing the block
         # would lose what the author wrote there: refuse rather than drop them silently.
@@ -884,10 +919,12 @@ def _document_for_save(
             f"as written (line {old.problem.line + 1}: {old.problem.message}) Save without "
             f"{keys}, or fix the frontmatter first; nothing was written."
         )
-    updated = parse_timestamp(updated_at if updated_at is not None else extra.get("updated_at"))
+    stamp = updated_at if updated_at is not None else extra.get("updated_at")
     extra.pop("created_at", None)
     extra.pop("updated_at", None)
-    return update_document(old, body, tags=tags, extra=extra or None, now=updated)
+    # A plain memory is replaced whole (its byte order mark too); a block stays.
+    base = old if old is not None and old.has_frontmatter else None
+    return update_document(base, text, tags=tags, extra=extra or None, now=parse_timestamp(stamp))
 
 
 def _with_timestamps(doc: Document, created_at: object, updated_at: object) -> Document:
