@@ -31,13 +31,14 @@ def make_config(tmp: Path) -> StoreConfig:
         ),
         global_folder=str(tmp / "global"),
     )
-    return resolve_store_config(settings, str(root))
+    # Serena's home (its serena_config.yml patterns) inside tmp, never the real one.
+    return resolve_store_config(settings, str(root), environ={"SERENA_HOME": str(tmp / "serena")})
 
 
 def snapshot(index: MemoryIndex) -> tuple[list[tuple[str, str]], dict[str, str], list[str]]:
     """What the index knows: (name, path) of every file, winners, and the sorted names."""
     files = sorted((m.name, m.path) for m in index.files())
-    winners = {e.name: e.memory.path for e in index.entries()}
+    winners = {e.memory.qualified: e.memory.path for e in index.entries()}
     return files, winners, list(index.names())
 
 
@@ -61,25 +62,41 @@ def test_scan_agrees_with_the_store(tmp_path: Path) -> None:
     write(primary / "note.md")
     write(primary / "topic" / "deep.md")
     write(primary / "feature" / "FEATURE_x.md")  # belongs to the nested additional folder
-    write(primary / ".hidden" / "skipped.md")
-    write(primary / "-draft.md")  # an invalid name: indexed, but not offered as a name
-    write(tmp_path / "global" / "note.md")  # shadowed by the project note
+    write(primary / ".hidden" / "listed.md")  # Serena lists hidden folders too
+    write(primary / "bad:draft.md")  # an invalid name: indexed, but not offered as a name
+    write(primary / "-draft.md")  # a name Serena accepts
+    write(tmp_path / "global" / "note.md")  # global/note: another memory, not shadowed
+    write(tmp_path / "ws" / "shared" / "spec" / "note.md")  # shadowed by the project note
     index = fresh(config)
     store = Store(config)
     assert sorted(m.path for m in index.files()) == sorted(m.path for m in store.scan())
-    assert list(index.names()) == ["FEATURE_x", "note", "topic/deep"]
+    assert list(index.names()) == [
+        "-draft",
+        ".hidden/listed",
+        "FEATURE_x",
+        "global/note",
+        "note",
+        "topic/deep",
+    ]
     listed = {m["name"]: m for m in store.list_memories()["memories"]}
+    assert sorted(listed) == ["-draft", ".hidden/listed", "FEATURE_x", "bad:draft", "global/note", "note", "topic/deep"]
     for entry in index.entries():
-        assert listed[entry.name]["path"] == entry.memory.path
-        assert listed[entry.name]["shadows"] == [m.path for m in entry.shadows]
+        assert listed[entry.memory.qualified]["path"] == entry.memory.path
+        assert listed[entry.memory.qualified]["shadows"] == [m.path for m in entry.shadows]
     feature = index.lookup("FEATURE_x")
     assert feature is not None and feature.memory.folder.path.endswith("feature")
+    global_note = index.lookup("global/note")
+    assert global_note is not None and global_note.shadows == ()
+    assert global_note.memory.path == str(tmp_path / "global" / "note.md")
+    spec_note = str(tmp_path / "ws" / "shared" / "spec" / "note.md")
     shadowed = index.shadowed_by()
-    assert list(shadowed) == [str(tmp_path / "global" / "note.md")]
-    assert shadowed[str(tmp_path / "global" / "note.md")].path == str(primary / "note.md")
+    assert list(shadowed) == [spec_note]
+    assert shadowed[spec_note].path == str(primary / "note.md")
     names = index.name_index()
     assert names.has("note", is_global=True) and names.has("topic/deep", is_global=False)
     assert not names.has("topic/deep", is_global=True)
+    assert names.has("note", is_global=False)
+    assert "global/note" in names.names() and "note" in names.names()
 
 
 def test_updates_follow_files_and_folders(tmp_path: Path) -> None:
@@ -138,10 +155,12 @@ def test_prefix_lookup_ignores_case_and_prefers_exact_case(tmp_path: Path) -> No
         write(primary / f"{name}.md")
     write(tmp_path / "global" / "alpine.md")
     index = fresh(config)
-    assert index.names_with_prefix("alp") == ["alpha_two", "alpine", "Alpha", "ALPHABET"]
-    assert index.names_with_prefix("alp", "global") == ["alpine"]
+    assert index.names_with_prefix("alp") == ["alpha_two", "Alpha", "ALPHABET"]
+    assert index.names_with_prefix("global/alp") == ["global/alpine"]
+    assert index.names_with_prefix("GLOBAL/ALP", "global") == ["global/alpine"]
+    assert index.names_with_prefix("alp", "global") == []  # global names start global/
     assert index.names_with_prefix("z") == []
-    assert list(index.names("global")) == ["alpine"]
+    assert list(index.names("global")) == ["global/alpine"]
 
 
 def test_memory_for_a_document_not_yet_on_disk(tmp_path: Path) -> None:
