@@ -36,7 +36,9 @@ from memory_ls.core.names import (
         ("Global/notes", "Global/notes", False),  # case-sensitive
         ("v1.2 release-notes", "v1.2 release-notes", False),
         ("Ünïcödé_名前", "Ünïcödé_名前", False),
-        ("a" * 100, "a" * 100, False),
+        ("a" * 252, "a" * 252, False),
+        ("日" * 84, "日" * 84, False),  # 252 bytes
+        ("global/global", "global", True),
         ("/".join(["t"] * 16), "/".join(["t"] * 16), False),
         ("CONFIG", "CONFIG", False),  # only the exact device names are reserved
         ("console", "console", False),
@@ -84,17 +86,14 @@ HOSTILE_NAMES = [
     "a/./x",
     "global/../x",
     "mem:../x.md",
-    "%2e%2e%2fx",
-    "..%2Fx",
-    "%2e%2e/x",
-    "..%5cx",
     "x/..",
+    "global/.",
+    "../global/x",
     # absolute paths and drives
     "/etc/x",
     "//server/share/x",
     "C:\\x",
     "C:/x",
-    "~/x",
     # empty segments
     "",
     "   ",
@@ -128,15 +127,21 @@ HOSTILE_NAMES = [
     "topic/AUX",
     "COM1",
     "lpt9",
-    # leading and trailing characters the rules forbid
-    ".hidden",
-    "-dash",
-    "x.",
-    "topic/ x",
-    # over-long
-    "a" * 101,
-    "topic/" + "b" * 101,
-    "日" * 90,  # 90 characters but 270 bytes in UTF-8
+    "con /x",  # Windows drops a segment's trailing spaces: still the device
+    "nul .txt",
+    "topic/aux /x",
+    # the global scope itself is not a memory
+    "global",
+    # control and invisible characters of every Unicode category C*
+    "a\u2028b",
+    "soft\u00adhyphen",
+    "notes\u200bdraft",
+    "tag\U000e0041",
+    "private\ue000use",
+    # over-long: 252 UTF-8 bytes a segment at most
+    "a" * 253,
+    "topic/" + "b" * 253,
+    "日" * 85,  # 85 characters but 255 bytes in UTF-8
     "/".join(["t"] * 17),
 ]
 
@@ -188,6 +193,51 @@ def test_hostile_names_are_refused_and_change_nothing(
             pytest.fail(f"{operation} accepted {name!r}")
         after = ws.snapshot()
         assert after == before, f"{operation} changed {sorted(changed_paths(before, after))}"
+
+
+# Names Serena accepts that the old rules refused: each is a file of that name in the
+# primary folder (or under its topic), nothing else.
+SERENA_NAMES = [
+    ".hidden",
+    "-dash",
+    "x.",
+    "topic/ x",
+    "inner space",
+    "~",
+    "~/x",
+    "%2e%2e%2fx",
+    "..%2Fx",
+    "%2e%2e/x",
+    "..x",
+    "x..",
+    "...",
+    "emoji_\U0001f9e0",
+    "cafe\u0301",  # NFD: kept as typed
+    "a" * 101,
+    "topic/" + "b" * 252,
+    "日" * 84,
+    "CONFIG",
+    "con_x",
+]
+
+
+@pytest.mark.parametrize("name", SERENA_NAMES, ids=repr)
+def test_names_serena_accepts_are_accepted(ws: Workspace, name: str) -> None:
+    store = ws.store()
+    saved = store.save(name, "body\n")
+    expected = ws.primary.joinpath(*name.split("/")).with_name(name.split("/")[-1] + ".md")
+    assert saved["name"] == name
+    assert saved["path"] == str(expected)
+    assert expected.read_text() == "body\n"
+    assert store.read(name)["content"] == "body\n"
+    assert [m["name"] for m in store.list_memories()["memories"]] == [name]
+    assert store.edit(name, needle="body", replacement="changed")["replacements"] == 1
+    moved = store.move(name, "renamed")
+    assert moved["name"] == name and not expected.exists()
+    assert store.move("renamed", name)["path"] == str(expected)
+    assert store.delete(name)["path"] == str(expected)
+    assert not expected.exists()
+    assert not any(p.name.endswith(".md") for p in ws.tmp.rglob("*") if p.is_file())
 
 
 def test_hostile_name_messages_are_readable() -> None:
