@@ -34,6 +34,7 @@ DIAGNOSTIC_CODES: tuple[str, ...] = (
     "too-large",
     "invalid-encoding",
     "possible-secret",
+    "ignored-link",
 )
 
 DEFAULT_SEVERITIES: Mapping[str, Severity] = MappingProxyType(
