@@ -101,8 +101,9 @@ def test_points_to_follows_lookup_order(ws: Workspace) -> None:
     project, global_ = store.locate_all("same", None)
     refs = find_references("[[same]] [[global/same]] [[other]]")
     assert [points_to(project, project)(r) for r in refs] == [True, False, False]
-    assert [points_to(global_, project)(r) for r in refs] == [False, True, False]
-    assert [points_to(global_, global_)(r) for r in refs] == [True, True, False]
+    # Each reference names its scope: [[same]] never means global/same, nor the reverse.
+    assert [points_to(global_, global_)(r) for r in refs] == [False, True, False]
+    assert [points_to(global_, project)(r) for r in refs] == [False, False, False]
 
 
 def test_reference_replacements_leave_out_unchanged_references() -> None:
@@ -132,7 +133,8 @@ def test_plan_for_path_names_the_new_file_by_its_folder(ws: Workspace) -> None:
     assert plan is not None and (plan.new_name, plan.new_is_global) == ("topic/new", True)
     assert plan.points_here(find_references("[[old]]")[0])
     assert plan_for_path(store, source, str(ws.root / "notes" / "new.md")) is None
-    assert plan_for_path(store, source, str(ws.primary / "-bad.md")) is None
+    assert plan_for_path(store, source, str(ws.primary / "bad:name.md")) is None
+    assert plan_for_path(store, source, str(ws.primary / "-fine.md")) is not None
 
 
 def test_moved_files_of_a_file_and_of_a_folder(ws: Workspace) -> None:

@@ -103,7 +103,7 @@ def test_routing_table(
         ("primary", "FEATURE_auth"),  # stays in primary although feature/ would take it now
         ("team/feature", "regular_name"),  # stays in feature/ although it has no prefix
         ("docs/spec", "FEATURE_auth"),  # stays in spec/ although feature/ matches the prefix
-        ("global", "FEATURE_auth"),  # a global memory is overwritten in place, no scope given
+        ("global", "FEATURE_auth"),  # global/FEATURE_auth is overwritten in place
     ],
 )
 def test_existing_memory_is_overwritten_in_place(ws: Workspace, where: str, name: str) -> None:
@@ -111,6 +111,7 @@ def test_existing_memory_is_overwritten_in_place(ws: Workspace, where: str, name
     folder = {"primary": ws.primary, "global": ws.global_dir}.get(where, ws.root / where)
     existing = ws.write(folder / f"{name}.md", "old\n")
     before = ws.snapshot()
+    name = f"global/{name}" if where == "global" else name
 
     assert store.route(name) == {
         "name": name,
@@ -127,6 +128,50 @@ def test_existing_memory_is_overwritten_in_place(ws: Workspace, where: str, name
     assert result["scope"] == ("global" if where == "global" else "project")
     assert existing.read_bytes() == b"new\n"
     assert changed_paths(before, ws.snapshot()) == {str(existing.relative_to(ws.tmp))}
+
+
+def test_a_bare_save_never_overwrites_a_global_memory(ws: Workspace) -> None:
+    store = ws.store(["team/feature"])
+    ws.write(ws.global_dir / "FEATURE_auth.md", "global\n")
+    ws.write(ws.global_dir / "plain.md", "global\n")
+    assert store.route("plain")["routedBy"] == "default"
+    assert store.route("FEATURE_auth")["routedBy"] == "prefix"
+    created = store.save("plain", "project\n")
+    assert created["created"] is True and created["name"] == "plain"
+    assert created["path"] == str(ws.primary / "plain.md")
+    routed = store.save("FEATURE_auth", "project\n")
+    assert routed["path"] == str(ws.root / "team" / "feature" / "FEATURE_auth.md")
+    assert (ws.global_dir / "plain.md").read_text() == "global\n"
+    assert (ws.global_dir / "FEATURE_auth.md").read_text() == "global\n"
+    names = [m["name"] for m in store.list_memories()["memories"]]
+    assert names == ["FEATURE_auth", "global/FEATURE_auth", "global/plain", "plain"]
+
+
+def test_a_bare_read_falls_back_to_the_global_memory(ws: Workspace) -> None:
+    store = ws.store()
+    ws.write(ws.global_dir / "tips.md", "global tips\n")
+    read = store.read("tips")
+    assert (read["name"], read["scope"], read["content"]) == (
+        "global/tips",
+        "global",
+        "global tips\n",
+    )
+    assert read["path"] == str(ws.global_dir / "tips.md")
+    # Only where no project memory has the name, and never with an explicit project scope.
+    with ws.refuses("not-found"):
+        store.read("tips", scope="project")
+    ws.write(ws.primary / "tips.md", "project tips\n")
+    assert store.read("tips")["name"] == "tips"
+    assert store.read("tips")["content"] == "project tips\n"
+    assert store.read("global/tips")["content"] == "global tips\n"
+    # Edits, deletes and moves of the bare name reach the project memory only.
+    store.edit("tips", content="edited\n")
+    store.delete("tips")
+    assert (ws.global_dir / "tips.md").read_text() == "global tips\n"
+    with ws.refuses("not-found"):
+        store.delete("tips")
+    with ws.refuses("not-found"):
+        store.edit("tips", content="x")
 
 
 def test_route_is_a_dry_run_for_every_kind_of_target(ws: Workspace) -> None:
@@ -167,7 +212,7 @@ def test_global_names_and_scopes(ws: Workspace) -> None:
     assert not ws.global_dir.exists()
 
     by_name = store.save("global/personal", "mine")
-    assert by_name["name"] == "personal"
+    assert by_name["name"] == "global/personal"
     assert by_name["scope"] == "global"
     assert by_name["routedBy"] == "global"
     assert by_name["folder"] == str(ws.global_dir)
@@ -188,6 +233,7 @@ def test_global_names_and_scopes(ws: Workspace) -> None:
     assert store.read("personal")["content"] == "project copy"  # project comes first
     assert store.read("global/personal")["content"] == "mine"
     assert store.read("personal", scope="global")["content"] == "mine"
+    assert store.read("personal", scope="global")["name"] == "global/personal"
     assert store.read("mem:global/personal.md")["scope"] == "global"
     with ws.refuses("not-found"):
         store.read("FEATURE_notes", scope="project")
@@ -395,9 +441,11 @@ def _shadow_setup(ws: Workspace) -> tuple[Store, list[Path]]:
 def test_lookup_order_and_shadows(ws: Workspace) -> None:
     store, files = _shadow_setup(ws)
     memories = store.list_memories()["memories"]
-    assert len(memories) == 1
-    assert memories[0]["path"] == str(files[0])
-    assert memories[0]["shadows"] == [str(f) for f in files[1:]]
+    # dup and global/dup are two memories; shadowing is within the project scope only.
+    assert [(m["name"], m["path"], m["shadows"]) for m in memories] == [
+        ("dup", str(files[0]), [str(files[1]), str(files[2])]),
+        ("global/dup", str(files[3]), []),
+    ]
     assert store.read("dup")["content"] == "primary"
 
     project = store.list_memories(scope="project")["memories"]
@@ -411,9 +459,15 @@ def test_lookup_order_and_shadows(ws: Workspace) -> None:
     assert store.read("dup")["content"] == "b"
     store.delete("dup")
     assert store.read("dup")["content"] == "a"
-    store.delete("dup", scope="project")
+    assert store.delete("dup", scope="project")["path"] == str(files[2])
+    # No project dup is left: a read falls back to global/dup, a delete does not.
     assert store.read("dup")["content"] == "global"
-    assert store.list_memories()["memories"][0]["shadows"] == []
+    assert store.read("dup")["name"] == "global/dup"
+    with ws.refuses("not-found"):
+        store.delete("dup")
+    assert [(m["name"], m["shadows"]) for m in store.list_memories()["memories"]] == [
+        ("global/dup", [])
+    ]
 
 
 def test_edit_and_save_hit_the_first_in_lookup_order(ws: Workspace) -> None:
