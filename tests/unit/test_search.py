@@ -37,7 +37,12 @@ def test_search_is_case_insensitive_with_file_line_numbers(ws: Workspace, store:
         "The LOGIN flow uses tokens.",
     ) in hits
     assert ("plain", 1, "no frontmatter, but Login is mentioned") in hits
-    assert {r["name"] for r in results} == {"auth/login", "FEATURE_tokens", "plain", "personal"}
+    assert {r["name"] for r in results} == {
+        "auth/login",
+        "FEATURE_tokens",
+        "plain",
+        "global/personal",
+    }
     # Line numbers count the frontmatter: the body of a tagged memory starts after it.
     assert min(r["line"] for r in results if r["name"] == "auth/login") > 5
     assert all(r["path"].endswith(".md") for r in results)
@@ -56,15 +61,18 @@ def test_search_tags_must_all_match(store: Store) -> None:
     }
     assert {r["name"] for r in store.search("login", tags=["web"])["results"]} == {
         "auth/login",
-        "personal",
+        "global/personal",
     }
     assert store.search("login", tags=["auth", "me"])["results"] == []
     assert store.search("login", tags=["nope"])["results"] == []
 
 
 def test_search_scope_and_limit(store: Store) -> None:
-    assert {r["name"] for r in store.search("login", scope="global")["results"]} == {"personal"}
-    assert "personal" not in {r["name"] for r in store.search("login", scope="project")["results"]}
+    assert {r["name"] for r in store.search("login", scope="global")["results"]} == {
+        "global/personal"
+    }
+    project = {r["name"] for r in store.search("login", scope="project")["results"]}
+    assert "global/personal" not in project and "personal" not in project
     everything = store.search("login")["results"]
     assert len(everything) > 2
     limited = store.search("login", limit=2)["results"]
@@ -97,12 +105,14 @@ def test_list_filters(store: Store) -> None:
     def names(**kwargs: object) -> list[str]:
         return [m["name"] for m in store.list_memories(**kwargs)["memories"]]
 
-    assert names() == ["FEATURE_tokens", "auth/login", "personal", "plain", "unrelated"]
+    assert names() == ["FEATURE_tokens", "auth/login", "global/personal", "plain", "unrelated"]
     assert names(tags=["auth"]) == ["FEATURE_tokens", "auth/login"]
     assert names(tags=["auth", "web"]) == ["auth/login"]
     assert names(prefix="FEATURE_") == ["FEATURE_tokens"]
-    assert names(scope="global") == ["personal"]
-    assert names(scope="all", tags=["web"]) == ["auth/login", "personal"]
+    assert names(scope="global") == ["global/personal"]
+    assert names(scope="all", tags=["web"]) == ["auth/login", "global/personal"]
+    assert names(prefix="global/") == ["global/personal"]  # prefixes match Serena's names
+    assert names(prefix="pers") == []
     memory = store.list_memories(prefix="auth/")["memories"][0]
     assert set(memory) == {
         "name",
