@@ -40,14 +40,16 @@ def test_literal_needle_is_taken_literally(notes: Workspace) -> None:
 
 def test_regex_needle_with_groups(notes: Workspace) -> None:
     store = notes.store()
+    # Serena's replacement: verbatim but for $!N back-references (named groups count too).
     result = store.edit(
         "notes",
         needle=r"version (\d+)\.(\d+) \((?P<stage>\w+)\)",
-        replacement=r"version \2.\1 [\g<stage>]",
+        replacement=r"version $!2.$!1 [$!3] \1 \g<stage> $0",
         mode="regex",
     )
     assert result["replacements"] == 1
-    assert "version 2.1 [beta]\n" in (notes.primary / "notes.md").read_text()
+    text = (notes.primary / "notes.md").read_text()
+    assert "version 2.1 [beta] \\1 \\g<stage> $0\n" in text
 
 
 def test_regex_is_multiline(notes: Workspace) -> None:
@@ -55,7 +57,7 @@ def test_regex_is_multiline(notes: Workspace) -> None:
     store.edit(
         "notes",
         needle=r"^TODO (one|two)$",
-        replacement=r"DONE \1",
+        replacement="DONE $!1",
         mode="regex",
         allow_multiple=True,
     )
@@ -91,15 +93,15 @@ def test_no_match_and_bad_regex_change_nothing(notes: Workspace) -> None:
     with notes.refuses("invalid-arguments"):
         store.edit("notes", needle="(", replacement="x", mode="regex")
     with notes.refuses("invalid-arguments"):
-        store.edit("notes", needle="Notes", replacement=r"\1", mode="regex")
+        store.edit("notes", needle="Notes", replacement="$!1", mode="regex")
 
 
 def test_a_regex_that_backtracks_without_end_is_stopped(
     ws: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memory_ls.core import store as store_module
+    from memory_ls.core import replace as replace_module
 
-    monkeypatch.setattr(store_module, "REGEX_TIMEOUT_SECONDS", 0.2)
+    monkeypatch.setattr(replace_module, "REGEX_TIMEOUT_SECONDS", 0.2)
     ws.write(ws.primary / "long.md", "a" * 60 + "b\n")
     store = ws.store()
     started = time.monotonic()
@@ -123,10 +125,13 @@ def test_edit_never_reroutes(ws: Workspace) -> None:
     assert not (ws.root / "team" / "feature" / "FEATURE_old.md").exists()
 
 
-def test_edit_only_touches_the_body(ws: Workspace) -> None:
+def test_the_needle_searches_the_whole_file_frontmatter_included(ws: Workspace) -> None:
     store = ws.store()
     store.save("t", "tagged body\n", tags=["tagged"])
-    store.edit("t", needle="tagged", replacement="plain")
+    # As Serena's does: `tagged` is in the tags and in the body, so it is ambiguous.
+    with ws.refuses("ambiguous-match"):
+        store.edit("t", needle="tagged", replacement="plain")
+    store.edit("t", needle="tagged body", replacement="plain body")
     read = store.read("t")
     assert read["tags"] == ["tagged"]
     assert read["content"] == "plain body\n"
