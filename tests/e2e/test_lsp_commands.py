@@ -35,6 +35,7 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     """The standard workspace plus a read-only vendor folder and a symlink leading outside."""
     workspace = make_workspace(tmp_path_factory.mktemp("commands"))
     workspace.write("shared/vendor/vendor_sdk.md", "# Vendor SDK\n")
+    workspace.write("shared/vendor/style_guide.md", "# Style guide (vendor)\n")  # shadowed
     secret = write_file(workspace.base / "secret.txt", "not a memory\n")
     os.symlink(secret, workspace.primary / "escape.md")
     return workspace
@@ -173,8 +174,26 @@ async def test_read_returns_body_and_metadata(server: Session, ws: Workspace) ->
     assert result["readOnly"] is False
     vendor = await server.command("memory.read", {"name": "vendor_sdk"})
     assert vendor["readOnly"] is True
-    shadowed = await server.command("memory.read", {"name": "style_guide", "scope": "global"})
-    assert shadowed["content"] == "# Style guide (personal)\n"
+    personal = await server.command("memory.read", {"name": "style_guide", "scope": "global"})
+    assert personal["content"] == "# Style guide (personal)\n"
+    assert personal["name"] == "global/style_guide"
+
+
+async def test_a_bare_name_reads_the_global_memory_only_when_no_project_one_has_it(
+    server: Session, ws: Workspace
+) -> None:
+    fallback = await server.command("memory.read", {"name": "editor_tips"})
+    assert (fallback["name"], fallback["scope"]) == ("global/editor_tips", "global")
+    assert fallback["path"] == str(ws.global_folder / "editor_tips.md")
+    project = await server.command("memory.read", {"name": "style_guide"})
+    assert (project["name"], project["content"]) == ("style_guide", "# Style guide (project)\n")
+    # Writes never fall back: a bare name is a project memory.
+    assert (await refused(server, "memory.delete", {"name": "editor_tips"}))[0] == "not-found"
+    edit = {"name": "editor_tips", "content": "x"}
+    assert (await refused(server, "memory.edit", edit))[0] == "not-found"
+    move = {"name": "editor_tips", "newName": "tips"}
+    assert (await refused(server, "memory.move", move))[0] == "not-found"
+    assert (ws.global_folder / "editor_tips.md").read_text().endswith("# Editor tips\n")
 
 
 async def test_read_refusals(server: Session) -> None:
@@ -208,7 +227,7 @@ async def test_edit_content_and_needles(server: Session, ws: Workspace) -> None:
         {
             "name": "edit_me",
             "needle": r"d(\w+)a",
-            "replacement": r"D\1A",
+            "replacement": "D$!1A",
             "mode": "regex",
             "allowMultiple": True,
         },
@@ -314,13 +333,17 @@ async def test_list_by_scope_tags_and_prefix(server: Session, ws: Workspace) -> 
     assert everything == (await server.command("memory.list"))["memories"]
     assert all(set(item) == LIST_ITEM_KEYS for item in everything)
     by_name = {item["name"]: item for item in everything}
-    assert by_name["style_guide"]["shadows"] == [str(ws.global_folder / "style_guide.md")]
+    # style_guide and global/style_guide are two memories; the vendor copy is shadowed.
+    assert by_name["style_guide"]["shadows"] == [str(ws.path("shared/vendor/style_guide.md"))]
+    assert by_name["global/style_guide"]["shadows"] == []
+    assert by_name["global/style_guide"]["path"] == str(ws.global_folder / "style_guide.md")
     assert by_name["team_rules"]["folder"] == str(ws.outside)
 
     project = (await server.command("memory.list", {"scope": "project"}))["memories"]
     assert {item["scope"] for item in project} == {"project"}
     global_ = (await server.command("memory.list", {"scope": "global"}))["memories"]
-    assert "editor_tips" in {item["name"] for item in global_}
+    assert "global/editor_tips" in {item["name"] for item in global_}
+    assert all(item["name"].startswith("global/") for item in global_)
     assert {item["scope"] for item in global_} == {"global"}
 
     tagged = (await server.command("memory.list", {"tags": ["auth"]}))["memories"]
