@@ -79,7 +79,7 @@ TARGETS: dict[str, list[str]] = {
     "darwin-x64": _macos("x86_64", (10, 9)),
     "darwin-arm64": _macos("arm64", (11, 0)),
     "win32-x64": ["win_amd64"],
-    "win32-arm64": ["win_arm64"],
+    # No win32-arm64: PyYAML publishes no Windows-on-Arm wheels.
 }
 
 
