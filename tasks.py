@@ -26,6 +26,9 @@ EXAMPLE_FLAGS = [
     "--max-memory-bytes",
     "4096",
 ]
+# The extension's Python: the script that bundles the server into the VSIX, and the
+# launcher that starts it there.
+EXTENSION_PYTHON = ["client-vscode/scripts", "client-vscode/bundled/tool"]
 # Debian packages the end-to-end tests drive (a real Neovim).
 SYSTEM_PACKAGES = {"nvim": "neovim"}
 
@@ -125,8 +128,9 @@ def test() -> None:
     """Lint, type-check and run every test (with pytest arguments: only those tests)."""
     system_packages()
     setup("dev")
-    run(PYTHON, "-m", "ruff", "format", "--check", "server", "tests", "bench", "tasks.py")
-    run(PYTHON, "-m", "ruff", "check", "server", "tests", "bench", "tasks.py")
+    python_sources = ["server", "tests", "bench", "tasks.py", *EXTENSION_PYTHON]
+    run(PYTHON, "-m", "ruff", "format", "--check", *python_sources)
+    run(PYTHON, "-m", "ruff", "check", *python_sources)
     run(PYTHON, "-m", "mypy")
     run(PYTHON, "-m", "pytest", "-p", "no:cacheprovider", *sys.argv[2:])
     if not sys.argv[2:]:

@@ -3,10 +3,12 @@
 # apt-get, Node 20 and npm; the Python venv at <repo>/.venv with memory_ls installed,
 # as `python3 tasks.py test` makes it):
 #   1. npm ci (reproducible from package-lock.json; skipped when node_modules matches it)
-#   2. type-check, bundle with esbuild, package the VSIX with vsce
+#   2. type-check; package the VSIX for this platform (scripts/package.mjs: esbuild, the
+#      server and its libraries for every supported CPython, vsce package --target)
 #   3. unit tests of the extension's own logic (node --test)
 #   4. real-editor tests: code-server 4.100.3 in headless Chromium (playwright-core);
-#      client-vscode/test/editor/setup.sh installs them into ~/.cache/memory-ls/editor
+#      client-vscode/test/editor/setup.sh installs them into ~/.cache/memory-ls/editor.
+#      fresh.test.mjs is a new user's machine: the VSIX, a bare python3, pip offline.
 # Exits non-zero on any failure. Screenshots of failed editor tests are kept in
 # client-vscode/test-results/ (the folder is printed).
 #   MEMORY_LS_PYTHON        Python with memory_ls (default <repo>/.venv/bin/python)
@@ -49,11 +51,13 @@ bin="$repo/node_modules/.bin"
 step "type-check"
 "$bin/tsc" -p tsconfig.json
 
-step "build and package the VSIX"
-node client-vscode/scripts/build.mjs --production
-"$bin/vsce" package --no-dependencies --skip-license --allow-missing-repository \
-  --readme-path client-vscode/README.md -o client-vscode/dist/memory-ls.vsix
-export MEMORY_LS_VSIX="$repo/client-vscode/dist/memory-ls.vsix"
+step "build and package the VSIX for this machine (the server and its libraries inside)"
+mkdir -p client-vscode/dist
+MEMORY_LS_BUILD_PYTHON="$MEMORY_LS_PYTHON" node client-vscode/scripts/package.mjs >"$repo/client-vscode/dist/package.log" \
+  || { cat "$repo/client-vscode/dist/package.log"; exit 1; }
+grep -E "^bundled |^VSIX for " "$repo/client-vscode/dist/package.log"
+MEMORY_LS_VSIX="$(tail -n 1 "$repo/client-vscode/dist/package.log")"
+export MEMORY_LS_VSIX
 
 step "unit tests"
 node client-vscode/scripts/build.mjs --tests
@@ -69,6 +73,8 @@ MEMORY_LS_CODE_SERVER="$(bash client-vscode/test/editor/setup.sh | tail -n 1)"
 export MEMORY_LS_CODE_SERVER
 
 step "editor tests (code-server $(node -p "require('$MEMORY_LS_CODE_SERVER/package.json').version") in headless Chromium)"
-node --test client-vscode/test/editor/editor.test.mjs
+# One editor at a time: the machines have two cores.
+node --test --test-concurrency=1 client-vscode/test/editor/editor.test.mjs \
+  client-vscode/test/editor/fresh.test.mjs
 
 step "all extension tests passed"

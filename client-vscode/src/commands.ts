@@ -2,6 +2,7 @@
 // server's `memory.*` commands; errors show the server's message.
 import * as vscode from "vscode";
 import type { MemoryCatalog } from "./catalog";
+import { openPythonSetting } from "./interpreter";
 import { describeRoute, displayPath, memoryPickText, parseTags, suggestName } from "./format";
 import type { MemoryInfo, Scope } from "./protocol";
 import { errorText, ServerCommandError, type MemoryServer } from "./server";
@@ -365,6 +366,10 @@ export function registerCommands(
 
   register("memoryLs.restartServer", async () => {
     await server.restart();
+  });
+
+  register("memoryLs.choosePython", async () => {
+    await openPythonSetting();
   });
 
   register("memoryLs.showOutput", async () => {

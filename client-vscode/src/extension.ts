@@ -10,7 +10,7 @@ import { MemoriesTree } from "./tree";
 let server: MemoryServer | undefined;
 
 export function activate(context: vscode.ExtensionContext): void {
-  server = new MemoryServer();
+  server = new MemoryServer(context.extensionPath);
   const catalog = new MemoryCatalog(server);
   const tree = new MemoriesTree(catalog);
   context.subscriptions.push(

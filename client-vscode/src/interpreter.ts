@@ -1,9 +1,18 @@
 // The editor side of choosing Python: the setting, the Python extension's API, and a
 // probe that the interpreter can run the server. The decisions are in ./python.
 import { execFile } from "node:child_process";
+import { readFile } from "node:fs/promises";
 import * as os from "node:os";
 import * as vscode from "vscode";
-import { choosePython, diagnoseProbe, probeArgs, type PythonChoice, type StartProblem } from "./python";
+import {
+  bundleManifestPath,
+  choosePython,
+  judgeProbe,
+  launcherPath,
+  probeArgs,
+  type ProbeVerdict,
+  type PythonChoice,
+} from "./python";
 
 const PYTHON_EXTENSION_ID = "ms-python.python";
 const PROBE_TIMEOUT_MS = 30_000;
@@ -66,25 +75,60 @@ export async function onPythonExtensionChange(listener: () => void): Promise<vsc
   return api?.environments?.onDidChangeActiveEnvironmentPath?.(() => listener());
 }
 
-/** Check that the interpreter runs and has memory-ls; the problem when it does not. */
-export function probe(interpreter: Interpreter, cwd: string | undefined): Promise<StartProblem | undefined> {
+/** The Python tags (`cp310`…) the bundled libraries are built for; throws when there is no bundle. */
+async function bundledPythons(extensionPath: string): Promise<string[]> {
+  const manifest = bundleManifestPath(extensionPath);
+  try {
+    const bundle = JSON.parse(await readFile(manifest, "utf8")) as { pythons?: unknown };
+    if (Array.isArray(bundle.pythons) && bundle.pythons.every((tag) => typeof tag === "string")) {
+      return bundle.pythons as string[];
+    }
+  } catch {
+    // reported below
+  }
+  throw new Error(
+    `this build of Memory LS carries no language server (${manifest} is missing or unreadable); build the VSIX with npm run package`,
+  );
+}
+
+/** Check that the interpreter can run the bundled server: its description, or the problem. */
+export async function probe(interpreter: Interpreter, cwd: string | undefined, extensionPath: string): Promise<ProbeVerdict> {
+  let supported: string[];
+  try {
+    supported = await bundledPythons(extensionPath);
+  } catch (error) {
+    const message = `Memory LS cannot start its language server: ${error instanceof Error ? error.message : String(error)}`;
+    return { ok: false, problem: { kind: "failed", message, actions: ["show-output"] } };
+  }
   return new Promise((resolve) => {
     execFile(
       interpreter.choice.command,
-      probeArgs(),
+      probeArgs(launcherPath(extensionPath)),
       { cwd, timeout: PROBE_TIMEOUT_MS, windowsHide: true },
       (error, stdout, stderr) => {
         const spawnError =
           error !== null && typeof error.code === "string" ? error.code : undefined;
         const exitCode = error === null ? 0 : typeof error.code === "number" ? error.code : null;
         resolve(
-          diagnoseProbe(
+          judgeProbe(
             interpreter.choice,
             { spawnError, exitCode, stdout: String(stdout), stderr: String(stderr) },
-            { pythonExtension: interpreter.pythonExtension },
+            { pythonExtension: interpreter.pythonExtension, supported },
           ),
         );
       },
     );
   });
+}
+
+/** Open the settings editor on memoryLs.server.pythonPath, in the tab that can set it. */
+export async function openPythonSetting(): Promise<void> {
+  const query = "@id:memoryLs.server.pythonPath";
+  // The setting is machine-overridable: in a remote window (code-server, SSH, WSL) the
+  // User tab leaves it out ("No Settings Found") and the Remote tab has it.
+  if (vscode.env.remoteName) {
+    await vscode.commands.executeCommand("workbench.action.openRemoteSettings", { query });
+  } else {
+    await vscode.commands.executeCommand("workbench.action.openSettings", query);
+  }
 }

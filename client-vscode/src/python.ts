@@ -1,4 +1,4 @@
-// Which Python runs the server, and what to tell the user when it cannot start.
+// Which Python runs the bundled server, and what to tell the user when it cannot start.
 // Pure: no `vscode` import, so Node's test runner can check it.
 import * as path from "node:path";
 
@@ -58,25 +58,66 @@ export function choosePython(inputs: PythonInputs): PythonChoice {
   return { command: defaultPython(inputs.platform), source: "default" };
 }
 
-/** How the server is started with a chosen interpreter. */
-export function serverCommand(choice: PythonChoice): { command: string; args: string[] } {
-  return { command: choice.command, args: ["-m", "memory_ls"] };
+/** The launcher's path inside the extension (bundled/tool/server.py, next to bundled/libs). */
+export function launcherPath(extensionPath: string): string {
+  return path.join(extensionPath, "client-vscode", "bundled", "tool", "server.py");
 }
 
-/** Exit status of the probe when the interpreter is older than the server supports. */
-export const PROBE_TOO_OLD = 3;
+/** The bundle's manifest (bundled/libs/bundle.json), written by scripts/bundle_server.py. */
+export function bundleManifestPath(extensionPath: string): string {
+  return path.join(extensionPath, "client-vscode", "bundled", "libs", "bundle.json");
+}
 
-/** Arguments that check an interpreter can run the server; prints the memory-ls version. */
-export function probeArgs(): string[] {
-  return [
-    "-c",
-    [
-      "import sys",
-      `if sys.version_info < (3, 10): print(sys.version.split()[0]); sys.exit(${PROBE_TOO_OLD})`,
-      "import memory_ls, memory_ls.__main__",
-      "print(memory_ls.__version__)",
-    ].join("\n"),
-  ];
+/**
+ * How the server is started: the bundled launcher in isolated mode (-I), so that neither
+ * PYTHONPATH nor the user's site-packages can shadow the bundled libraries.
+ */
+export function serverCommand(choice: PythonChoice, launcher: string): { command: string; args: string[] } {
+  return { command: choice.command, args: ["-I", launcher] };
+}
+
+/** Arguments that check an interpreter can run the bundled server. */
+export function probeArgs(launcher: string): string[] {
+  return ["-I", launcher, "--check"];
+}
+
+/** Exit status of the launcher when the bundle has no libraries for the interpreter. */
+export const PROBE_UNSUPPORTED = 3;
+
+/** What the launcher prints about the interpreter (one JSON line). */
+export interface InterpreterInfo {
+  python: string;
+  implementation: string;
+  executable: string;
+  prefix: string;
+  free_threaded: boolean;
+  /** The server's version (with --check, when it can run). */
+  memory_ls?: string;
+  /** Python tags the bundle supports (`cp310`…), when this interpreter is not one. */
+  supported?: string[];
+}
+
+/** The launcher's JSON line, if its output has one. */
+export function parseInterpreterInfo(stdout: string): InterpreterInfo | undefined {
+  const line = lastLine(stdout);
+  try {
+    const value: unknown = JSON.parse(line);
+    if (typeof value === "object" && value !== null && typeof (value as { python?: unknown }).python === "string") {
+      return value as InterpreterInfo;
+    }
+  } catch {
+    // not the launcher's output
+  }
+  return undefined;
+}
+
+/** "3.10–3.14" for ["cp310", "cp311", …, "cp314"]. */
+export function versionRange(tags: readonly string[]): string {
+  const versions = tags.map((tag) => `${tag.slice(2, 3)}.${tag.slice(3)}`);
+  if (versions.length <= 1) {
+    return versions[0] ?? "3";
+  }
+  return `${versions[0]}–${versions[versions.length - 1]}`;
 }
 
 export interface ProbeOutcome {
@@ -87,14 +128,16 @@ export interface ProbeOutcome {
   stderr: string;
 }
 
-export type ProblemKind = "no-python" | "too-old" | "not-installed" | "failed";
-export type Action = "choose-python" | "select-interpreter" | "install" | "show-output";
+export type ProblemKind = "no-python" | "failed";
+export type Action = "choose-python" | "select-interpreter" | "show-output";
 
 export interface StartProblem {
   kind: ProblemKind;
   message: string;
   actions: Action[];
 }
+
+export type ProbeVerdict = { ok: true; info: InterpreterInfo } | { ok: false; problem: StartProblem };
 
 /** Where the interpreter came from, for messages. */
 export function describeSource(choice: PythonChoice): string {
@@ -117,52 +160,49 @@ function lastLine(text: string): string {
 }
 
 /**
- * What went wrong when probing an interpreter, with what the user can do about it;
- * undefined when the interpreter can run the server.
+ * Whether the interpreter can run the bundled server (from the launcher's --check);
+ * when not, one message that says what to do, with buttons that help.
  */
-export function diagnoseProbe(
+export function judgeProbe(
   choice: PythonChoice,
   outcome: ProbeOutcome,
-  options: { pythonExtension: boolean },
-): StartProblem | undefined {
+  options: { pythonExtension: boolean; supported: readonly string[] },
+): ProbeVerdict {
   const chooser: Action[] = options.pythonExtension ? ["select-interpreter", "choose-python"] : ["choose-python"];
   const who = `${choice.command} (from ${describeSource(choice)})`;
+  const info = parseInterpreterInfo(outcome.stdout);
+  if (outcome.exitCode === 0 && info?.memory_ls !== undefined) {
+    return { ok: true, info };
+  }
+  let what: string | undefined;
   if (outcome.spawnError !== undefined) {
-    const why = outcome.spawnError === "ENOENT" ? "was not found" : `could not be run (${outcome.spawnError})`;
-    return {
-      kind: "no-python",
-      message: `Memory LS cannot start its language server: the Python interpreter ${who} ${why}. Install Python 3.10 or newer, or choose an interpreter.`,
-      actions: chooser,
-    };
+    what = outcome.spawnError === "ENOENT" ? "was not found" : `could not be run (${outcome.spawnError})`;
+  } else if (outcome.exitCode === PROBE_UNSUPPORTED && info !== undefined) {
+    what = info.free_threaded
+      ? `is a free-threaded build of Python ${info.python}`
+      : `is ${info.implementation} ${info.python}`;
   }
-  if (outcome.exitCode === 0) {
-    return undefined;
-  }
-  if (outcome.exitCode === PROBE_TOO_OLD) {
+  if (what !== undefined) {
+    const range = versionRange(info?.supported ?? options.supported);
+    const newest = versionRange((info?.supported ?? options.supported).slice(-1));
     return {
-      kind: "too-old",
-      message: `Memory LS cannot start its language server: ${who} is Python ${outcome.stdout.trim()}, and memory-ls needs Python 3.10 or newer. Choose a newer interpreter.`,
-      actions: chooser,
-    };
-  }
-  if (/No module named '?memory_ls/.test(outcome.stderr)) {
-    return {
-      kind: "not-installed",
-      message: `Memory LS cannot start its language server: the memory-ls package is not installed for ${who}. Install it (python -m pip install memory-ls) or choose an interpreter that has it.`,
-      actions: ["install", ...chooser],
+      ok: false,
+      problem: {
+        kind: "no-python",
+        message: `Memory LS needs CPython ${range} to run its language server, and ${who} ${what}. Install CPython ${newest} (from python.org or your system's packages; nothing else is needed) and choose it.`,
+        actions: chooser,
+      },
     };
   }
   const detail =
     lastLine(outcome.stderr) ||
     (outcome.exitCode === null ? "the check was stopped (timed out?)" : `exit status ${outcome.exitCode}`);
   return {
-    kind: "failed",
-    message: `Memory LS cannot start its language server with ${who}: ${detail}`,
-    actions: ["show-output", ...chooser],
+    ok: false,
+    problem: {
+      kind: "failed",
+      message: `Memory LS cannot start its language server with ${who}: ${detail}`,
+      actions: ["show-output", ...chooser],
+    },
   };
-}
-
-/** The command that installs the server into an interpreter (run in a terminal or task). */
-export function installCommand(choice: PythonChoice): { command: string; args: string[] } {
-  return { command: choice.command, args: ["-m", "pip", "install", "memory-ls"] };
 }

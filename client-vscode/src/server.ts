@@ -10,9 +10,9 @@ import {
   type LanguageClientOptions,
   type ServerOptions,
 } from "vscode-languageclient/node";
-import { findInterpreter, onPythonExtensionChange, probe, workspaceRoot, type Interpreter } from "./interpreter";
+import { findInterpreter, onPythonExtensionChange, openPythonSetting, probe, workspaceRoot } from "./interpreter";
 import type { CommandName, Commands } from "./protocol";
-import { installCommand, serverCommand, type Action, type StartProblem } from "./python";
+import { launcherPath, serverCommand, type Action, type StartProblem } from "./python";
 import { toServerSettings, type ServerSettings } from "./settings";
 
 export type ServerState =
@@ -42,7 +42,6 @@ export function currentServerSettings(): ServerSettings {
 }
 
 const ACTION_LABELS: Record<Action, string> = {
-  install: "Install memory-ls",
   "choose-python": "Choose Python…",
   "select-interpreter": "Select Interpreter…",
   "show-output": "Show Output",
@@ -51,7 +50,6 @@ const ACTION_LABELS: Record<Action, string> = {
 export class MemoryServer implements vscode.Disposable {
   readonly output: vscode.LogOutputChannel;
   private client: LanguageClient | undefined;
-  private interpreter: Interpreter | undefined;
   private starting: Promise<void> | undefined;
   private currentState: ServerState = { kind: "stopped", reason: "not started yet" };
   private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
@@ -59,7 +57,8 @@ export class MemoryServer implements vscode.Disposable {
   /** Fires whenever the server starts, stops or fails to start. */
   readonly onDidChangeState = this.stateEmitter.event;
 
-  constructor() {
+  /** `extensionPath`: where the VSIX is installed; the bundled server is in it. */
+  constructor(private readonly extensionPath: string) {
     this.output = vscode.window.createOutputChannel("Memory LS", { log: true });
     this.disposables.push(
       this.output,
@@ -69,11 +68,6 @@ export class MemoryServer implements vscode.Disposable {
           void this.restart();
         } else if (event.affectsConfiguration("memoryLs")) {
           void this.pushSettings();
-        }
-      }),
-      vscode.tasks.onDidEndTaskProcess((event) => {
-        if (event.execution.task.definition.type === INSTALL_TASK && event.exitCode === 0) {
-          void this.restart();
         }
       }),
     );
@@ -111,16 +105,19 @@ export class MemoryServer implements vscode.Disposable {
     const folder = workspaceRoot();
     const cwd = folder?.uri.scheme === "file" ? folder.uri.fsPath : undefined;
     const interpreter = await findInterpreter();
-    this.interpreter = interpreter;
     this.output.info(`Python: ${interpreter.choice.command} (${interpreter.choice.source})`);
-    const problem = await probe(interpreter, cwd);
-    if (problem !== undefined) {
-      this.output.error(problem.message);
-      this.setState({ kind: "stopped", reason: problem.message });
-      void this.offer(problem);
+    const verdict = await probe(interpreter, cwd, this.extensionPath);
+    if (!verdict.ok) {
+      this.output.error(verdict.problem.message);
+      this.setState({ kind: "stopped", reason: verdict.problem.message });
+      void this.offer(verdict.problem);
       return;
     }
-    const { command, args } = serverCommand(interpreter.choice);
+    const { info } = verdict;
+    this.output.info(
+      `Bundled memory-ls ${info.memory_ls ?? "?"} on ${info.implementation} ${info.python} (${info.executable}, prefix ${info.prefix})`,
+    );
+    const { command, args } = serverCommand(interpreter.choice, launcherPath(this.extensionPath));
     const serverOptions: ServerOptions = { command, args, options: { cwd } };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [
@@ -233,13 +230,8 @@ export class MemoryServer implements vscode.Disposable {
     const picked = await vscode.window.showErrorMessage(problem.message, ...labels);
     const action = problem.actions.find((candidate) => ACTION_LABELS[candidate] === picked);
     switch (action) {
-      case "install":
-        if (this.interpreter !== undefined) {
-          await runInstall(this.interpreter);
-        }
-        break;
       case "choose-python":
-        await vscode.commands.executeCommand("workbench.action.openSettings", "memoryLs.server.pythonPath");
+        await openPythonSetting();
         break;
       case "select-interpreter":
         await vscode.commands.executeCommand("python.setInterpreter");
@@ -258,21 +250,6 @@ export class MemoryServer implements vscode.Disposable {
       disposable.dispose();
     }
   }
-}
-
-const INSTALL_TASK = "memoryLs.install";
-
-/** Install memory-ls into the interpreter in a terminal task; the server restarts when it succeeds. */
-async function runInstall(interpreter: Interpreter): Promise<void> {
-  const { command, args } = installCommand(interpreter.choice);
-  const task = new vscode.Task(
-    { type: INSTALL_TASK },
-    workspaceRoot() ?? vscode.TaskScope.Global,
-    "Install memory-ls",
-    "Memory LS",
-    new vscode.ProcessExecution(command, args),
-  );
-  await vscode.tasks.executeTask(task);
 }
 
 export function errorText(error: unknown): string {

@@ -21,7 +21,6 @@ import {
   startCodeServer,
   updateSettings,
 } from "./harness.mjs";
-import { execFileSync } from "node:child_process";
 
 const artifacts =
   process.env.MEMORY_LS_ARTIFACTS || join(repo, "client-vscode", "test-results", `editor-${Date.now()}`);
@@ -341,19 +340,16 @@ describe("memory-ls in VS Code (code-server)", { timeout: 15 * 60_000 }, () => {
     await problem.first().waitFor({ state: "visible", timeout: 30_000 });
   });
 
-  step("a Python without memory-ls gets a message with an Install button; restoring it restarts the server", async () => {
-    const bare = join(session.temp, "bare-venv");
-    execFileSync(session.python, ["-m", "venv", "--without-pip", bare]);
-    const barePython = join(bare, "bin", "python");
+  step("a missing Python gets one message; Choose Python… opens the setting; restoring it restarts the server", async () => {
+    const missing = join(session.temp, "no-such-python", "bin", "python3");
     // A workspace setting over the user setting (the interpreter the other tests use).
-    updateSettings(session.workspaceSettings, { "memoryLs.server.pythonPath": barePython });
-    const message = notification(page, "the memory-ls package is not installed");
+    updateSettings(session.workspaceSettings, { "memoryLs.server.pythonPath": missing });
+    const message = notification(page, "Memory LS needs CPython 3.10");
     await message.first().waitFor({ timeout: 30_000 });
-    assert.match(await message.first().innerText(), new RegExp(escapeRegExp(barePython)));
+    assert.match(await message.first().innerText(), new RegExp(`${escapeRegExp(missing)} .* was not found\\. Install CPython`));
     const toast = page.locator(".notification-list-item", { has: message });
-    for (const label of ["Install memory-ls", "Choose Python…"]) {
-      await toast.locator(".monaco-button", { hasText: label }).first().waitFor({ timeout: 5000 });
-    }
+    const buttons = await toast.locator(".monaco-button").allInnerTexts();
+    assert.deepEqual(buttons.map((text) => text.trim()).filter(Boolean), ["Choose Python…"]);
     await retry(async () => assert.match(await statusText(), /server stopped/), {
       timeout: 10_000,
       what: "the status bar to say the server stopped",
@@ -362,6 +358,22 @@ describe("memory-ls in VS Code (code-server)", { timeout: 15 * 60_000 }, () => {
     const welcome = page.locator(".pane", { has: page.locator(".pane-header", { hasText: "Memories" }) }).locator(".welcome-view");
     await welcome.filter({ hasText: "language server is not running" }).waitFor({ timeout: 10_000 });
     await welcome.locator(".monaco-button", { hasText: "Restart Server" }).waitFor({ timeout: 5000 });
+    // Choose Python… opens the settings editor on the setting, in a tab that shows it.
+    await toast.locator(".monaco-button", { hasText: "Choose Python…" }).first().click();
+    const editor = page.locator(".settings-editor");
+    await editor.waitFor({ timeout: 15_000 });
+    await retry(
+      async () => {
+        const rows = editor.locator(".setting-item-contents");
+        assert.equal(await editor.locator(".no-results-message").filter({ visible: true }).count(), 0, "No Settings Found");
+        const texts = await rows.allInnerTexts();
+        assert.equal(texts.length, 1, `settings shown: ${texts.join(" | ")}`);
+        assert.match(texts[0], /Python Path/);
+        assert.match(texts[0], /CPython interpreter \(3\.10–3\.14\)/);
+      },
+      { timeout: 15_000, what: "the pythonPath setting in the settings editor" },
+    );
+    await page.keyboard.press("Control+W");
     updateSettings(session.workspaceSettings, { "memoryLs.server.pythonPath": undefined });
     await retry(async () => assert.match(await statusText(), /^\d+ memories$/), {
       timeout: 60_000,

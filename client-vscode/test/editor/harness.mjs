@@ -4,12 +4,22 @@
 //
 // Environment:
 //   MEMORY_LS_CODE_SERVER  code-server package directory (from setup.sh; required)
-//   MEMORY_LS_VSIX         the VSIX to test (default client-vscode/dist/memory-ls.vsix)
+//   MEMORY_LS_VSIX         the VSIX to test (default client-vscode/dist/memory-ls-linux-x64.vsix)
 //   MEMORY_LS_PYTHON       Python with memory_ls installed (default <repo>/.venv/bin/python)
 //   MEMORY_LS_ARTIFACTS    where screenshots and logs of failures go
 //   CHROMIUM               browser executable (default /usr/bin/chromium)
 import { execFileSync, spawn } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -65,35 +75,44 @@ export function pythonForServer() {
 /**
  * Prepare a session: temp workspace (fixture copy, with additional folders and the
  * global folder configured), user settings, the extension installed, code-server started.
+ * Options for other sessions:
+ *   workspace  folder to copy instead, opened as it is (no settings, no global folder)
+ *   python     interpreter for memoryLs.server.pythonPath; null leaves the setting unset
+ *   home       HOME of the editor (its login shell's profile decides the PATH extensions see)
+ *   env        more environment variables for the editor
  */
-export async function startCodeServer() {
+export async function startCodeServer(options = {}) {
   const codeServer = process.env.MEMORY_LS_CODE_SERVER;
   if (!codeServer || !existsSync(join(codeServer, "out", "node", "entry.js"))) {
     throw new Error("MEMORY_LS_CODE_SERVER must name the code-server package (run client-vscode/test/editor/setup.sh)");
   }
-  const vsix = process.env.MEMORY_LS_VSIX || join(repo, "client-vscode", "dist", "memory-ls.vsix");
+  const vsix = process.env.MEMORY_LS_VSIX || join(repo, "client-vscode", "dist", "memory-ls-linux-x64.vsix");
   if (!existsSync(vsix)) {
     throw new Error(`${vsix} is missing: build it with npm run package`);
   }
-  const python = pythonForServer();
+  const python = options.python === undefined ? pythonForServer() : options.python;
 
   const temp = mkdtempSync(join(tmpdir(), "memory-ls-editor-"));
   const workspace = join(temp, "workspace");
   const global = join(temp, "global");
-  cpSync(join(fixture, "workspace"), workspace, { recursive: true });
-  cpSync(join(fixture, "global"), global, { recursive: true });
-  mkdirSync(join(workspace, ".vscode"));
-  writeFileSync(
-    join(workspace, ".vscode", "settings.json"),
-    JSON.stringify(
-      {
-        "memoryLs.additionalFolders": ["shared/feature", "shared/feature_builder", "shared/spec"],
-        "memoryLs.globalFolder": global,
-      },
-      null,
-      2,
-    ),
-  );
+  if (options.workspace) {
+    cpSync(options.workspace, workspace, { recursive: true });
+  } else {
+    cpSync(join(fixture, "workspace"), workspace, { recursive: true });
+    cpSync(join(fixture, "global"), global, { recursive: true });
+    mkdirSync(join(workspace, ".vscode"));
+    writeFileSync(
+      join(workspace, ".vscode", "settings.json"),
+      JSON.stringify(
+        {
+          "memoryLs.additionalFolders": ["shared/feature", "shared/feature_builder", "shared/spec"],
+          "memoryLs.globalFolder": global,
+        },
+        null,
+        2,
+      ),
+    );
+  }
   const userData = join(temp, "user-data");
   const extensions = join(temp, "extensions");
   mkdirSync(join(userData, "User"), { recursive: true });
@@ -102,8 +121,10 @@ export async function startCodeServer() {
     join(userData, "User", "settings.json"),
     JSON.stringify(
       {
-        "memoryLs.server.pythonPath": python,
+        ...(python === null ? {} : { "memoryLs.server.pythonPath": python }),
         "workbench.startupEditor": "none",
+        // Completion tests must see the server's items, not words from the file.
+        "editor.wordBasedSuggestions": "off",
         "workbench.tips.enabled": false,
         "workbench.welcomePage.walkthroughs.openOnInstall": false,
         "workbench.enableExperiments": false,
@@ -130,7 +151,14 @@ export async function startCodeServer() {
     XDG_DATA_HOME: join(temp, "xdg-data"),
     XDG_CONFIG_HOME: join(temp, "xdg-config"),
     SERENA_HOME: join(temp, "serena-home"),
+    ...(options.home ? { HOME: options.home } : {}),
+    ...options.env,
   };
+  for (const [key, value] of Object.entries(env)) {
+    if (value === undefined) {
+      delete env[key];
+    }
+  }
   const entry = join(codeServer, "out", "node", "entry.js");
   const common = ["--config", config, "--user-data-dir", userData, "--extensions-dir", extensions];
   execFileSync(process.execPath, [entry, ...common, "--install-extension", vsix], { env, stdio: "pipe" });
@@ -186,6 +214,7 @@ export async function startCodeServer() {
     global,
     log,
     python,
+    userData,
     userSettings: join(userData, "User", "settings.json"),
     workspaceSettings: join(workspace, ".vscode", "settings.json"),
     async stop({ keep = false } = {}) {
@@ -216,6 +245,25 @@ export async function startCodeServer() {
       }
     },
   };
+}
+
+/** The text of the extension's log (its "Memory LS" output channel), or "" before it exists. */
+export function extensionLog(userData) {
+  const found = [];
+  const walk = (directory) => {
+    for (const entry of readdirSync(directory, { withFileTypes: true })) {
+      const path = join(directory, entry.name);
+      if (entry.isDirectory()) {
+        walk(path);
+      } else if (entry.name === "Memory LS.log") {
+        found.push(path);
+      }
+    }
+  };
+  if (existsSync(join(userData, "logs"))) {
+    walk(join(userData, "logs"));
+  }
+  return found.map((path) => readFileSync(path, "utf8")).join("\n");
 }
 
 /** Change some keys of a settings.json file (undefined removes a key); the editor picks it up. */

@@ -1,14 +1,19 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
 import { describe, it } from "node:test";
 import {
+  bundleManifestPath,
   choosePython,
-  diagnoseProbe,
   expandPath,
-  installCommand,
+  judgeProbe,
+  launcherPath,
   probeArgs,
-  PROBE_TOO_OLD,
+  PROBE_UNSUPPORTED,
   serverCommand,
+  versionRange,
   type PythonChoice,
 } from "../../src/python";
 
@@ -47,61 +52,106 @@ describe("choosePython", () => {
     assert.equal(expandPath("${workspaceFolder}/p", { home: "/h", workspaceFolder: undefined }), "${workspaceFolder}/p");
   });
 
-  it("starts the server as python -m memory_ls and installs with pip", () => {
+  it("starts the bundled launcher in isolated mode", () => {
     const choice: PythonChoice = { command: "/v/bin/python", source: "setting" };
-    assert.deepEqual(serverCommand(choice), { command: "/v/bin/python", args: ["-m", "memory_ls"] });
-    assert.deepEqual(installCommand(choice), { command: "/v/bin/python", args: ["-m", "pip", "install", "memory-ls"] });
+    const launcher = launcherPath("/ext");
+    assert.equal(launcher, join("/ext", "client-vscode", "bundled", "tool", "server.py"));
+    assert.deepEqual(serverCommand(choice, launcher), { command: "/v/bin/python", args: ["-I", launcher] });
+    assert.deepEqual(probeArgs(launcher), ["-I", launcher, "--check"]);
   });
 });
 
-describe("diagnoseProbe", () => {
+describe("versionRange", () => {
+  it("names the first and last supported version", () => {
+    assert.equal(versionRange(["cp310", "cp311", "cp312", "cp313"]), "3.10–3.13");
+    assert.equal(versionRange(["cp313"]), "3.13");
+  });
+});
+
+describe("judgeProbe", () => {
   const choice: PythonChoice = { command: "/v/bin/python", source: "setting" };
-  const ok = { exitCode: 0, stdout: "0.1.0\n", stderr: "" };
+  const supported = ["cp310", "cp311", "cp312", "cp313", "cp314"];
+  const options = { pythonExtension: false, supported };
+  const info = { python: "3.12.1", implementation: "CPython", executable: "/v/bin/python", prefix: "/v", free_threaded: false };
+  const ok = { exitCode: 0, stdout: `${JSON.stringify({ ...info, memory_ls: "0.1.0" })}\n`, stderr: "" };
 
-  it("finds nothing wrong when the probe succeeds", () => {
-    assert.equal(diagnoseProbe(choice, ok, { pythonExtension: false }), undefined);
+  it("accepts an interpreter the launcher could run the server with", () => {
+    const verdict = judgeProbe(choice, ok, options);
+    assert.ok(verdict.ok);
+    assert.equal(verdict.info.memory_ls, "0.1.0");
+    assert.equal(verdict.info.prefix, "/v");
   });
 
-  it("says the interpreter is missing, offering to choose one", () => {
-    const problem = diagnoseProbe(choice, { ...ok, spawnError: "ENOENT", exitCode: null }, { pythonExtension: true });
-    assert.equal(problem?.kind, "no-python");
-    assert.match(problem?.message ?? "", /\/v\/bin\/python .*memoryLs\.server\.pythonPath.* was not found/);
-    assert.deepEqual(problem?.actions, ["select-interpreter", "choose-python"]);
+  it("says what to install when the interpreter is missing, offering to choose one", () => {
+    const verdict = judgeProbe(choice, { ...ok, spawnError: "ENOENT", exitCode: null }, { ...options, pythonExtension: true });
+    assert.ok(!verdict.ok);
+    assert.equal(verdict.problem.kind, "no-python");
+    assert.match(
+      verdict.problem.message,
+      /^Memory LS needs CPython 3\.10–3\.14 .*\/v\/bin\/python .*memoryLs\.server\.pythonPath.* was not found\. Install CPython 3\.14 /,
+    );
+    assert.deepEqual(verdict.problem.actions, ["select-interpreter", "choose-python"]);
   });
 
-  it("offers to install memory-ls when the module is missing", () => {
-    const stderr = 'Traceback (most recent call last):\n  File "<string>", line 3\nModuleNotFoundError: No module named \'memory_ls\'\n';
-    const problem = diagnoseProbe({ command: "python3", source: "default" }, { exitCode: 1, stdout: "", stderr }, { pythonExtension: false });
-    assert.equal(problem?.kind, "not-installed");
-    assert.match(problem?.message ?? "", /pip install memory-ls/);
-    assert.deepEqual(problem?.actions, ["install", "choose-python"]);
-  });
-
-  it("reports an old Python with its version", () => {
-    const problem = diagnoseProbe(choice, { exitCode: PROBE_TOO_OLD, stdout: "3.8.10\n", stderr: "" }, { pythonExtension: false });
-    assert.equal(problem?.kind, "too-old");
-    assert.match(problem?.message ?? "", /Python 3\.8\.10.*3\.10 or newer/);
+  it("gives the same message, with the version, for a Python the bundle has no libraries for", () => {
+    const stdout = JSON.stringify({ ...info, python: "3.9.18", supported: supported.slice(0, 4) });
+    const verdict = judgeProbe(choice, { exitCode: PROBE_UNSUPPORTED, stdout, stderr: "" }, options);
+    assert.ok(!verdict.ok);
+    assert.equal(verdict.problem.kind, "no-python");
+    assert.match(verdict.problem.message, /needs CPython 3\.10–3\.13 .* is CPython 3\.9\.18\. Install CPython 3\.13 /);
+    assert.deepEqual(verdict.problem.actions, ["choose-python"]);
+    const threaded = JSON.stringify({ ...info, python: "3.13.0", free_threaded: true, supported });
+    const second = judgeProbe(choice, { exitCode: PROBE_UNSUPPORTED, stdout: threaded, stderr: "" }, options);
+    assert.ok(!second.ok);
+    assert.match(second.problem.message, /is a free-threaded build of Python 3\.13\.0/);
   });
 
   it("shows the last line of any other failure", () => {
-    const problem = diagnoseProbe(choice, { exitCode: 1, stdout: "", stderr: "Traceback\nImportError: cannot import name 'x'\n\n" }, { pythonExtension: false });
-    assert.equal(problem?.kind, "failed");
-    assert.match(problem?.message ?? "", /ImportError: cannot import name 'x'$/);
-    assert.deepEqual(problem?.actions, ["show-output", "choose-python"]);
+    const verdict = judgeProbe(
+      choice,
+      { exitCode: 1, stdout: "", stderr: "Traceback\nImportError: cannot import name 'x'\n\n" },
+      options,
+    );
+    assert.ok(!verdict.ok);
+    assert.equal(verdict.problem.kind, "failed");
+    assert.match(verdict.problem.message, /ImportError: cannot import name 'x'$/);
+    assert.deepEqual(verdict.problem.actions, ["show-output", "choose-python"]);
   });
 });
 
-describe("probeArgs", () => {
+describe("the launcher (client-vscode/bundled/tool/server.py) with python3", () => {
   const python = spawnSync("python3", ["--version"]).status === 0 ? "python3" : undefined;
+  const repo = resolve(__dirname, "..", "..", "..");
+  const bundled = existsSync(bundleManifestPath(repo));
 
-  it("fails with 'No module named' for a module-less interpreter", { skip: python === undefined }, () => {
-    // Run the probe with an empty module path: memory_ls cannot be found.
-    const run = spawnSync(python as string, ["-I", "-S", ...probeArgs()], { encoding: "utf8" });
-    const problem = diagnoseProbe(
-      { command: "python3", source: "default" },
-      { exitCode: run.status, stdout: run.stdout, stderr: run.stderr },
-      { pythonExtension: false },
-    );
-    assert.equal(problem?.kind, "not-installed", run.stderr);
+  it("reports an interpreter the bundle was not built for", { skip: python === undefined }, () => {
+    // A copy of the launcher next to a bundle that supports no Python that exists.
+    const extension = mkdtempSync(join(tmpdir(), "memory-ls-launcher-"));
+    try {
+      const launcher = launcherPath(extension);
+      mkdirSync(dirname(launcher), { recursive: true });
+      copyFileSync(launcherPath(repo), launcher);
+      mkdirSync(dirname(bundleManifestPath(extension)), { recursive: true });
+      writeFileSync(bundleManifestPath(extension), JSON.stringify({ pythons: ["cp30"], native: [], target: "x" }));
+      const run = spawnSync(python as string, probeArgs(launcher), { encoding: "utf8" });
+      const verdict = judgeProbe({ command: "python3", source: "default" }, { exitCode: run.status, stdout: run.stdout, stderr: run.stderr }, { pythonExtension: false, supported: ["cp30"] });
+      assert.ok(!verdict.ok, run.stdout);
+      assert.equal(verdict.problem.kind, "no-python", run.stderr);
+      assert.match(verdict.problem.message, /needs CPython 3\.0 .* is CPython 3\.\d+\.\d+\./);
+    } finally {
+      rmSync(extension, { recursive: true, force: true });
+    }
+  });
+
+  it("runs the bundled server's check", { skip: python === undefined || !bundled }, () => {
+    const run = spawnSync(python as string, probeArgs(launcherPath(repo)), {
+      encoding: "utf8",
+      // Nothing from the environment reaches the isolated launcher.
+      env: { ...process.env, PYTHONPATH: "/nonexistent" },
+    });
+    const verdict = judgeProbe({ command: "python3", source: "default" }, { exitCode: run.status, stdout: run.stdout, stderr: run.stderr }, { pythonExtension: false, supported: [] });
+    assert.ok(verdict.ok, run.stderr);
+    const manifest = JSON.parse(readFileSync(join(repo, "package.json"), "utf8")) as { version: string };
+    assert.equal(verdict.info.memory_ls, manifest.version);
   });
 });

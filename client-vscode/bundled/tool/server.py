@@ -1,0 +1,64 @@
+"""Start the memory-ls language server the VSIX carries: `python -I server.py [--check] [FLAGS]`.
+
+The libraries are in ../libs (see client-vscode/scripts/bundle_server.py): `common/` for
+every supported CPython, `cpXY/` for one version; both go first on sys.path, so the
+interpreter needs nothing installed. An interpreter the bundle has no libraries for
+exits with UNSUPPORTED and a JSON description of itself on stdout; `--check` imports
+the server and the native modules, prints the same description with the server's
+version and exits 0.
+"""
+
+# Runs on whatever interpreter the user has: no syntax newer than Python 3.6 before
+# the version check, so that an old one gets the message rather than a SyntaxError.
+import json
+import os
+import platform
+import sys
+import sysconfig
+
+LIBS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "libs")
+UNSUPPORTED = 3
+
+
+def describe() -> "dict[str, object]":
+    """This interpreter, for the extension's messages and log."""
+    return {
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "executable": sys.executable,
+        "prefix": sys.prefix,
+        "free_threaded": bool(sysconfig.get_config_var("Py_GIL_DISABLED")),
+    }
+
+
+def main(argv: "list[str]") -> int:
+    """Check the interpreter, put the bundled libraries on the path and run the server."""
+    with open(os.path.join(LIBS, "bundle.json"), encoding="utf-8") as file:
+        bundle = json.load(file)
+    info = describe()
+    tag = "cp" + str(sys.version_info[0]) + str(sys.version_info[1])
+    if info["implementation"] != "CPython" or info["free_threaded"] or tag not in bundle["pythons"]:
+        info["supported"] = bundle["pythons"]
+        print(json.dumps(info))
+        return UNSUPPORTED
+    sys.path[0:0] = [os.path.join(LIBS, tag), os.path.join(LIBS, "common")]
+    if argv[:1] == ["--check"]:
+        import importlib
+
+        import memory_ls
+        import memory_ls.lsp.server
+
+        for module in bundle["native"]:
+            importlib.import_module(module)
+        info["memory_ls"] = memory_ls.__version__
+        info["target"] = bundle["target"]
+        print(json.dumps(info))
+        return 0
+    from memory_ls.cli import main as cli_main
+
+    cli_main(["serve", *argv])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
