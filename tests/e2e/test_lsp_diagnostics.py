@@ -20,8 +20,11 @@ def make_problem_workspace(base: Path) -> Workspace:
     workspace = make_workspace(base)
     workspace.write(".serena/memories/FEATURE_search.md", "# Search\n")
     workspace.write(".serena/memories/BUGFIX_login.md", "# Bug\n")
-    workspace.write(".serena/memories/-draft.md", "# Draft\n")
+    workspace.write(".serena/memories/notes\u200bdraft.md", "# Draft\n")  # zero-width space
+    workspace.write(".serena/memories/bad:draft.md", "# Draft\n")
     workspace.write(".serena/memories/shadow_me.md", "# Project copy\n")
+    workspace.write("shared/spec/shadow_me.md", "# Spec copy\n")
+    # global/shadow_me is another memory: neither shadowed nor shadowing.
     write_file(workspace.global_folder / "shadow_me.md", "# Global copy\n")
     return workspace
 
@@ -50,7 +53,9 @@ async def test_broken_link_appears_and_disappears(server: Session) -> None:
     found = only(server, uri, "broken-link")
     assert found.source == "memory-ls"
     assert found.severity == types.DiagnosticSeverity.Warning
-    assert found.message == "No memory named nope in any memory folder; create it or fix the name."
+    assert found.message == (
+        "No memory named nope in the project's memory folders; create it or fix the name."
+    )
     assert found.range == types.Range(
         start=types.Position(line=1, character=server.units("😀 see [[")),
         end=types.Position(line=1, character=server.units("😀 see [[nope")),
@@ -99,10 +104,31 @@ async def test_frontmatter_of_other_markdown_is_not_checked(server: Session) -> 
     assert await server.wait_for_codes(uri, bool) == ["broken-link"]
 
 
-async def test_invalid_name_shows_until_closed(server: Session) -> None:
-    uri = server.open(".serena/memories/-draft.md")
+@pytest.mark.parametrize(
+    ("file_name", "shown"),
+    [("bad:draft", "'bad:draft'"), ("notes\u200bdraft", "'notes\\u200bdraft'")],
+    ids=["colon", "zero-width-space"],
+)
+async def test_invalid_name_shows_until_closed(
+    server: Session, file_name: str, shown: str
+) -> None:
+    uri = server.open(f".serena/memories/{file_name}.md")
     assert await server.wait_for_codes(uri, bool) == ["invalid-name"]
-    assert "'-draft'" in only(server, uri, "invalid-name").message
+    assert shown in only(server, uri, "invalid-name").message
+    server.close(uri)
+    assert await server.wait_for_codes(uri, lambda codes: not codes) == []
+
+
+@pytest.mark.parametrize(
+    "file_name", ["inner space", "emoji_\U0001f9e0", "caf\u00e9", "100%"], ids=repr
+)
+async def test_documents_whose_uri_is_percent_encoded_get_diagnostics(
+    server: Session, file_name: str
+) -> None:
+    # Names Serena accepts: their URIs carry %20, %F0%9F..., %25 (pygls keys documents by
+    # the decoded URI, the client sends the encoded one).
+    uri = server.open(f".serena/memories/{file_name}.md", "[[nowhere_at_all]]\n")
+    assert await server.wait_for_codes(uri, bool) == ["broken-link"]
     server.close(uri)
     assert await server.wait_for_codes(uri, lambda codes: not codes) == []
 
@@ -119,7 +145,9 @@ async def test_too_large_follows_the_text(server: Session) -> None:
 
 async def test_shadowed_clears_when_the_other_memory_goes(server: Session) -> None:
     ws = server.workspace
-    uri = server.open(str(ws.global_folder / "shadow_me.md"))
+    global_uri = server.open(str(ws.global_folder / "shadow_me.md"))
+    assert await server.wait_for_codes(global_uri, lambda codes: True) == []
+    uri = server.open("shared/spec/shadow_me.md")
     assert await server.wait_for_codes(uri, bool) == ["shadowed"]
     shadowed = only(server, uri, "shadowed")
     assert shadowed.severity == types.DiagnosticSeverity.Information
