@@ -116,18 +116,19 @@ async def test_all_names_resolved_once_and_cut_to_a_limit(server: Session) -> No
 async def test_items_name_folder_scope_and_preview(server: Session, ws: Workspace) -> None:
     result = await complete(server, f"[[sty{CURSOR}]]")
     assert labels(result).count("style_guide") == 1
+    assert labels(result).count("global/style_guide") == 1  # another memory, not shadowed
     style = item(result, "style_guide")
     # Clients that resolve details lazily get light lists; the others get them inline.
     assert (style.documentation is None) == resolves(server, "documentation")
     assert (style.detail is None) == resolves(server, "detail")
-    assert await detail(server, style) == "project · .serena/memories · shadows 1"
+    assert await detail(server, style) == "project · .serena/memories"
     documentation = await server.documentation(style)
     assert documentation.kind == types.MarkupKind.Markdown
     assert "Style guide (project)" in documentation.value
     assert "`.serena/memories/style_guide.md`" in documentation.value
 
-    result = await complete(server, f"[[editor{CURSOR}]]")
-    tips = item(result, "editor_tips")
+    result = await complete(server, f"[[global/editor{CURSOR}]]")
+    tips = item(result, "global/editor_tips")
     assert await detail(server, tips) == f"global · {ws.global_folder}"
     documentation = await server.documentation(tips)
     assert "tags: editor" in documentation.value
