@@ -142,21 +142,24 @@ async def test_hover_on_a_memory_without_frontmatter_gives_the_file_time(server:
         assert "(file time)" in text
 
 
-async def test_hover_on_a_shadowed_name_and_on_the_global_one(server: Session) -> None:
+async def test_hover_on_the_project_name_and_on_the_global_one(server: Session) -> None:
     hidden = server.workspace.global_folder
     with opened(server, LINKER) as uri:
         project = markdown(await hover(server, uri, position(server, LINKER, "[[style_guide]]", 3)))
         personal = markdown(await hover(server, uri, position(server, LINKER, "global/style", 2)))
-    assert "project memory in `.serena/memories`" in project
-    assert f"hides `{hidden}/style_guide.md`" in project
-    assert f"global memory in `{hidden}`" in personal
+    assert project.startswith("**`style_guide`** · project memory in `.serena/memories`")
+    # style_guide and global/style_guide are two memories: neither hides the other.
+    assert "hides" not in project and "hides" not in personal
+    assert personal.startswith(f"**`global/style_guide`** · global memory in `{hidden}`")
     assert "Style guide (personal)" in personal
 
 
 async def test_hover_on_a_broken_link_says_so(server: Session) -> None:
     with opened(server, LINKER) as uri:
         text = markdown(await hover(server, uri, position(server, LINKER, "style_guid]]", 1)))
-    assert text.startswith("**Broken link**: no memory named `style_guid` in any memory folder.")
+    assert text.startswith(
+        "**Broken link**: no memory named `style_guid` in the project's memory folders."
+    )
     assert "Did you mean `style_guide`?" in text
     assert "Saving it would create `.serena/memories/style_guid.md`." in text
 
@@ -312,7 +315,7 @@ async def test_workspace_symbols_match_fuzzy_and_are_capped(server: Session) -> 
     assert checkout[0].name == "FEATURE_checkout"
     assert checkout[0].container_name == "project · shared/feature"
     personal = await workspace_symbols(server, "edtips")
-    assert [s.name for s in personal][:1] == ["editor_tips"]
+    assert [s.name for s in personal][:1] == ["global/editor_tips"]
     assert personal[0].container_name == f"global · {server.workspace.global_folder}"
     assert len(await workspace_symbols(server, "note")) == 100
     assert await workspace_symbols(server, "zzzz") == []
