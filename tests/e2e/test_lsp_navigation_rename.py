@@ -46,7 +46,12 @@ def make_rename_workspace(base: Path) -> Workspace:
     write_file(ws.global_folder / "pay_habits.md", "`mem:FEATURE_payflow`\n")
     ws.write(".serena/memories/inner_rename.md", "# Inner\nSelf link [[inner_rename]].\n")
     write_file(ws.global_folder / "personal_tip.md", "# Tip\n")
-    ws.write(".serena/memories/tip_users.md", "[[personal_tip]] and [[global/personal_tip|g]]\n")
+    # [[personal_tip]] names a project memory (none exists): it never means the global one.
+    ws.write(
+        ".serena/memories/tip_users.md",
+        "[[global/personal_tip]] and [[global/personal_tip|g]] and `mem:global/personal_tip` "
+        "but not [[personal_tip]]\n",
+    )
     ws.write(".serena/memories/will_old.md", "# Will\n")
     ws.write(".serena/memories/will_users.md", "[[will_old]] [[wtopic/inner]]\n")
     ws.write(".serena/memories/wtopic/inner.md", "# Inner topic\n")
@@ -148,7 +153,7 @@ async def test_rename_changes_the_prefix_and_moves_the_file_to_another_folder(
     assert ws.path(".serena/memories/pay_notes.md").read_text() == (
         PAY_NOTES.replace("[[FEATURE_payflow]]", "[[SPEC_payflow]]")
         .replace("[[FEATURE_payflow|", "[[SPEC_payflow|")
-        .replace("`mem:FEATURE_payflow.md`", "`mem:SPEC_payflow`")
+        .replace("`mem:FEATURE_payflow.md`", "`mem:SPEC_payflow.md`")  # as Serena rewrites it
     )
     assert (ws.outside / "pay_rules.md").read_text() == "Team: [[SPEC_payflow]]\n"
     assert (ws.global_folder / "pay_habits.md").read_text() == "`mem:SPEC_payflow`\n"
@@ -188,8 +193,11 @@ async def test_a_global_memory_keeps_its_scope_unless_told(server: Session, edit
     assert placeholder is not None and placeholder.placeholder == "global/personal_tip"
     touched = editor.apply(await rename(server, uri, at, "global/personal_hint"))
     assert (ws.global_folder / "personal_hint.md").read_text() == "# Tip\n"
-    assert users.read_text() == "[[personal_hint]] and [[global/personal_hint|g]]\n"
-    assert clean(server, touched) == []
+    assert users.read_text() == (
+        "[[global/personal_hint]] and [[global/personal_hint|g]] and `mem:global/personal_hint` "
+        "but not [[personal_tip]]\n"
+    )
+    assert clean(server, [p for p in touched if p != users]) == []
 
 
 async def test_rename_refused_when_the_name_is_taken(server: Session, editor: Editor) -> None:
