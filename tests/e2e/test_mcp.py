@@ -409,13 +409,14 @@ HOSTILE_NAMES = [
     "global/../../x",
     "a\\b",
     "a:b",
-    ".hidden",
+    "bidi\u202etxt",  # names Serena accepts (.hidden, -dash) are not here: they are valid
     "x\x00y",
     "",
     "  ",
     "..",
     "CON",
-    "a" * 101,
+    "a" * 253,  # over 252 bytes a segment
+    "global",
 ]
 
 
