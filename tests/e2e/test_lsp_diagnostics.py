@@ -109,9 +109,7 @@ async def test_frontmatter_of_other_markdown_is_not_checked(server: Session) -> 
     [("bad:draft", "'bad:draft'"), ("notes\u200bdraft", "'notes\\u200bdraft'")],
     ids=["colon", "zero-width-space"],
 )
-async def test_invalid_name_shows_until_closed(
-    server: Session, file_name: str, shown: str
-) -> None:
+async def test_invalid_name_shows_until_closed(server: Session, file_name: str, shown: str) -> None:
     uri = server.open(f".serena/memories/{file_name}.md")
     assert await server.wait_for_codes(uri, bool) == ["invalid-name"]
     assert shown in only(server, uri, "invalid-name").message

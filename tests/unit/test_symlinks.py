@@ -118,6 +118,8 @@ def test_links_out_are_listed_and_read(ws: Workspace, linked: tuple[Store, Path]
         "reldir/inner",
     ]
     assert [r["name"] for r in store.export()] == names
+    # Diagnostics name the link inside the folder, never the file it leads to.
+    assert all(not d.path.startswith(str(outside)) for d in check_store(store))
     _outside_unchanged(ws, outside)
 
 
