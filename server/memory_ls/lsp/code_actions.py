@@ -147,14 +147,14 @@ def _move(
         plan = plan_move_of(ls.store, memory, memory.qualified)
     except MemoryStoreError:
         return  # e.g. a file of that name is already there: no safe move to offer
-    title = f"Move {memory.name} to {shown_path(ls, plan.folder.path)}"
+    title = f"Move {memory.qualified} to {shown_path(ls, plan.folder.path)}"
     action = types.CodeAction(
         title=title, kind=QUICK_FIX, diagnostics=[diagnostic], is_preferred=True
     )
     if can_rename_files(ls):
         action.edit = workspace_edit(ls, [], [(memory.path, plan.target)])
     else:
-        arguments = {"name": memory.name, "newName": memory.name, "scope": memory.scope}
+        arguments = {"name": memory.qualified, "newName": memory.qualified, "scope": memory.scope}
         action.command = types.Command(title=title, command="memory.move", arguments=[arguments])
     yield f"move:{memory.path}", action
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
+from pygls.workspace import TextDocument
 
 from memory_ls.core.diagnostics import (
     Diagnostic,
@@ -103,8 +105,8 @@ class Publisher:
 
     def _refresh_now(self) -> None:
         self._refresh = None
-        for uri in list(self.ls.workspace.text_documents):
-            self.schedule(uri, 0.0)
+        for document in list(self.ls.workspace.text_documents.values()):
+            self.schedule(document.uri, 0.0)
 
     def clear(self, uri: str) -> None:
         """Forget a closed document and clear what it showed."""
@@ -121,7 +123,7 @@ class Publisher:
         self._timers.pop(uri, None)
         if self.ls.stopping:
             return
-        document = self.ls.workspace.text_documents.get(uri)
+        document = open_document(self.ls, uri)
         if document is None or not is_markdown(uri, document.language_id):
             return
         if not self.ls.index.scanned:
@@ -131,7 +133,7 @@ class Publisher:
 
     async def _publish(self, uri: str, text: str, version: int | None) -> None:
         found = await self.ls.in_store_thread(self._compute, uri, text)
-        document = self.ls.workspace.text_documents.get(uri)
+        document = open_document(self.ls, uri)
         if document is None or document.version != version:
             return  # closed or edited meanwhile; a newer run is scheduled
         lines = text.split("\n")
@@ -175,6 +177,14 @@ class Publisher:
             source=SOURCE,
             data=dict(found.data) or None,
         )
+
+
+def open_document(ls: MemoryServer, uri: str) -> TextDocument | None:
+    """An open document by the URI the client gave; None when it is not open."""
+    # pygls keys documents by the percent-decoded URI (a name with a space, `%` or an
+    # emoji is spelled either way), and keeps the client's spelling in `document.uri`.
+    document: TextDocument | None = ls.workspace.text_documents.get(unquote(uri))
+    return document
 
 
 def _log_failure(task: asyncio.Future[None]) -> None:

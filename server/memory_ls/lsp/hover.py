@@ -48,7 +48,7 @@ def _found(ls: MemoryServer, entry: Entry) -> str:
     memory = entry.memory
     metadata = ls.index.metadata(memory)
     facts = [
-        f"**`{memory.name}`** · {memory.scope} memory in "
+        f"**`{memory.qualified}`** · {memory.scope} memory in "
         f"`{shown_path(ls, memory.folder.path)}`" + (" (read-only)" if memory.read_only else "")
     ]
     if metadata.tags:

@@ -17,7 +17,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.uris import to_fs_path
 
 from memory_ls.core.errors import InvalidName, MemoryStoreError, NotFound, ReadOnly
-from memory_ls.core.names import GLOBAL_PREFIX, name_problem
+from memory_ls.core.names import name_problem
 from memory_ls.core.navigation import moved_files, plan_for_path, plan_move_of
 from memory_ls.core.store import MemoryFile
 from memory_ls.lsp.commands import REQUEST_FAILED, refusal
@@ -78,7 +78,7 @@ def register(server: MemoryServer) -> None:
 def qualified(memory: MemoryFile) -> str:
     """A memory's name as a rename starts from: `global/` kept, so the scope stays unless
     the user removes it."""
-    return (GLOBAL_PREFIX if memory.scope == "global" else "") + memory.name
+    return memory.qualified
 
 
 def _renamable(ls: MemoryServer, cursor: Cursor) -> MemoryFile | None:
@@ -109,7 +109,9 @@ def _renamable(ls: MemoryServer, cursor: Cursor) -> MemoryFile | None:
             )
     if memory.folder.read_only:
         raise refusal(
-            ReadOnly(f"Memory {memory.name!r} is in the read-only folder {memory.folder.path}.")
+            ReadOnly(
+                f"Memory {memory.qualified!r} is in the read-only folder {memory.folder.path}."
+            )
         )
     if not can_rename_files(ls):
         raise JsonRpcException(

@@ -115,7 +115,8 @@ def open_markdown(ls: MemoryServer) -> dict[str, OpenText]:
     """The open Markdown documents of the workspace and of the memory folders, by path."""
     found: dict[str, OpenText] = {}
     inside = ls.root.rstrip(os.sep) + os.sep
-    for uri, document in list(ls.workspace.text_documents.items()):
+    for document in list(ls.workspace.text_documents.values()):
+        uri = document.uri
         path = to_fs_path(uri)
         if not path or not is_markdown(uri, document.language_id):
             continue
