@@ -413,7 +413,7 @@ def build_server(layer: Layer, root: str, tool_prefix: str = "") -> "MCPServer[A
             result = store.edit(
                 memory_name,
                 needle=needle,
-                replacement=_python_template(repl) if mode == "regex" else repl,
+                replacement=repl,
                 mode=mode,
                 allow_multiple=allow_multiple_occurrences,
             )
@@ -597,13 +597,6 @@ def _serena_name(memory: Mapping[str, Any]) -> str:
     if memory["scope"] == "global" and not name.startswith(GLOBAL_PREFIX):
         return GLOBAL_PREFIX + name
     return name
-
-
-def _python_template(repl: str) -> str:
-    """Serena's regex replacement (verbatim but for $!1, $!2, ...) as a Python template."""
-    # The store's regex edit expands a Python template (\1, \g<1>); Serena's inserts the
-    # text verbatim. Backslashes are doubled so they stay text, then $!N becomes \g<N>.
-    return re.sub(r"\$!(\d+)", r"\\g<\1>", repl.replace("\\", "\\\\"))
 
 
 # ----- where and why ----------------------------------------------------------------------

@@ -470,7 +470,10 @@ def update_document(
     stamp = now or utc_now()
     if doc is None:
         doc = Document(body="")
-    # The body is written as given (as Serena writes it), whatever the file had.
+    # The body is written as given (as Serena writes it), except under a CRLF block that
+    # stays: one file, one kind of line break.
+    if doc.has_frontmatter and doc.newline == "\r\n":
+        body = body.replace("\r\n", "\n").replace("\n", "\r\n")
     if doc.problem is not None and doc.raw_frontmatter is not None:
         # Never rewrite frontmatter we cannot read: the user would lose it.
         return dataclasses.replace(doc, body=body)

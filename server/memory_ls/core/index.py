@@ -123,8 +123,8 @@ class Entry:
 
     @property
     def name(self) -> str:
-        """The memory's name."""
-        return self.memory.name
+        """The memory's name as Serena writes it (`global/NAME` for a global memory)."""
+        return self.memory.qualified
 
 
 def _stamp(path: str) -> Stamp | None:

@@ -31,11 +31,12 @@ _CAPS_SEGMENT = re.compile(r"[A-Z]+")
 # path, which also says what is wrong.
 _PLAIN_SEGMENT = r"[A-Za-z0-9_. -]{1,252}"
 _PLAIN_NAME = re.compile(rf"{_PLAIN_SEGMENT}(?:/{_PLAIN_SEGMENT}){{0,{MAX_SEGMENTS - 1}}}")
+# Spaces around a device name do not make it another name on Windows.
 _RESERVED_SEGMENT = re.compile(
-    r"(?:^|/)(?:CON|PRN|AUX|NUL|COM[1-9]|LPT[1-9])(?:[./]|$)", re.IGNORECASE
+    r"(?:^|/) *(?:CON|PRN|AUX|NUL|COM[1-9]|LPT[1-9]) *(?:[./]|$)", re.IGNORECASE
 )
 # The same for a name of one segment, tried at its start only (much cheaper than search).
-_RESERVED_NAME = re.compile(r"(?:CON|PRN|AUX|NUL|COM[1-9]|LPT[1-9])(?:\.|$)", re.IGNORECASE)
+_RESERVED_NAME = re.compile(r" *(?:CON|PRN|AUX|NUL|COM[1-9]|LPT[1-9]) *(?:\.|$)", re.IGNORECASE)
 _RELATIVE_STEP = re.compile(r"(?:^|/)\.{1,2}(?:/|$)")
 
 

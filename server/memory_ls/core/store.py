@@ -315,6 +315,9 @@ class Store:
         self._check_access(name, where, write=False)
         hits = self.locate_all(name, where)
         if hits:
+            # A dry run refuses what the write would: a link that leads out.
+            if not hits[0].folder.read_only:
+                self._write_target(hits[0].path)
             return hits[0].path, hits[0].folder, "existing"
         folder, routed_by = route_new(
             name, where == "global", self.config.primary, self.config.additional
@@ -564,6 +567,9 @@ class Store:
             if not os.path.isfile(source.path):
                 raise NotFound(f"Memory {source.name!r} is gone from {source.path}.")
             self._check_size(os.path.getsize(source.path), plan.new_name)
+            if not os.path.islink(source.path):
+                # Refused before anything is written: the source could not be removed.
+                self._write_target(source.path)
             if folder.kind != "additional":
                 ensure_folder(folder.path)
             with open(source.path, "rb") as handle:
