@@ -488,14 +488,17 @@ def update_document(
         ordered = {key: changes[key] for key in MANAGED_KEYS if key in changes}
         ordered.update(changes)
         raw = "".join(dump_key(key, value) for key, value in ordered.items())
-        fence = f"{_FENCE}{doc.newline}"
+        # A new block follows the body's line breaks: one file, one kind.
+        newline = "\r\n" if "\r\n" in body else "\n"
+        fence = f"{_FENCE}{newline}"
         return dataclasses.replace(
             doc,
             body=body,
             metadata=ordered,
-            raw_frontmatter=raw.replace("\n", doc.newline),
+            raw_frontmatter=raw.replace("\n", newline),
             opening=fence,
             closing=fence,
+            newline=newline,
         )
     # A key given with the value it already has is not rewritten (its bytes are kept).
     changes = {k: v for k, v in changes.items() if k not in doc.metadata or doc.metadata[k] != v}
