@@ -336,15 +336,18 @@ def test_a_crlf_block_stays_crlf_and_the_body_is_written_as_given() -> None:
     text = STYLED.replace("\n", "\r\n")
     doc = parse_document(text)
     written = render(update_document(doc, "# Login\nmore\n", tags=["auth", "web"], now=NOW))
-    # The frontmatter's bytes are kept (CRLF); the new body is written as given, as
-    # Serena writes content: no line breaks carried over from the old file.
+    # The frontmatter's bytes are kept (CRLF), and the body under it gets its line breaks:
+    # one file, one kind of line break.
     assert written == _bumped(text).replace(
         "tags:    [auth,   api]  # reviewed\r\n", "tags: [auth, web]\r\n"
-    ).replace("# Login\r\n", "# Login\nmore\n")
+    ).replace("# Login\r\n", "# Login\r\nmore\r\n")
+    # A plain file's content is written as given (as Serena writes it); a new block
+    # follows the new body's line breaks, not the old file's.
     plain = parse_document("one\r\ntwo\r\n")
     written = render(update_document(plain, "one\ntwo\nthree\n", tags=["x"], now=NOW))
+    assert "\r" not in written
     block, body = written.split("---", 2)[1:]
-    assert body.lstrip("\r\n") == "one\ntwo\nthree\n"
+    assert body.lstrip("\n") == "one\ntwo\nthree\n"
     assert "tags: [x]" in block and "created_at: 2030-05-06T07:08:09Z" in block
 
 
@@ -386,6 +389,7 @@ def test_store_writes_keep_the_frontmatter_bytes(ws: Workspace) -> None:
     assert path.read_bytes().startswith(b"\xef\xbb\xbf---\r\n# Owned by the docs team")
     store.edit("styled", content="# Login\r\n")  # a body-only edit (the same body)
     assert len(lines_changed()) == 1
-    # A body given with LF is written with LF; the frontmatter block keeps its bytes.
-    store.save("styled", "# Login\n")
-    assert path.read_bytes().endswith(b"\r\n---\r\n# Login\n")
+    # A body given with LF goes under the CRLF block with CRLF (one file, one kind of
+    # line break); the frontmatter block keeps its bytes.
+    store.save("styled", "# Login\nmore\n")
+    assert path.read_bytes().endswith(b"\r\n---\r\n# Login\r\nmore\r\n")
