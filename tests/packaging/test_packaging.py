@@ -6,6 +6,7 @@ import importlib.metadata
 import json
 import os
 import re
+import runpy
 import shutil
 import subprocess
 import sys
@@ -20,14 +21,8 @@ import memory_ls
 
 REPO = Path(__file__).resolve().parents[2]
 LOCKS = REPO / "client-vscode" / "bundled" / "requirements"
-EXAMPLE_FLAGS = [
-    "--additional-folders",
-    "shared/feature,shared/feature_builder,shared/spec,shared/vendor:ro",
-    "--global-folder",
-    "../global-memories",
-    "--max-memory-bytes",
-    "4096",
-]
+# The flags the README and `tasks.py demo` run the example with.
+EXAMPLE_FLAGS: list[str] = runpy.run_path(str(REPO / "tasks.py"))["EXAMPLE_FLAGS"]
 
 
 def runtime_dependencies() -> list[Requirement]:
