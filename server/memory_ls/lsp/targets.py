@@ -4,8 +4,9 @@ workspace, whose open text wins over the disk)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from lsprotocol import types
@@ -18,6 +19,13 @@ from memory_ls.core.store import MemoryFile
 from memory_ls.lsp.diagnostics import is_markdown
 from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.text import client_range
+
+# Requests that arrive while the first scan runs wait for the names this long at most
+# (a slow disk must not hang the editor); the scan of 100,000 files takes about a second.
+SCAN_WAIT_SECONDS = 2.0
+# While waiting, the server's index is looked at again this often: the configuration
+# the client sends with `initialized` may replace it with one for other folders.
+_SCAN_WAIT_SLICE_SECONDS = 0.05
 
 
 @dataclass(frozen=True)
@@ -87,6 +95,24 @@ def cursor_at(ls: MemoryServer, uri: str, position: types.Position) -> Cursor:
     return Cursor(uri, lines, at.line, at.character, found, own)
 
 
+async def wait_for_names(ls: MemoryServer, timeout: float = SCAN_WAIT_SECONDS) -> bool:
+    """Wait until the current index knows every name (its first scan is over), at most
+    `timeout` seconds; return whether it does (SPEC 3.3: answers come from the whole list
+    of names, never from a scan half done)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        index = ls.index
+        if index.scanned:
+            return True
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            return False
+        await loop.run_in_executor(
+            None, index.wait_scanned, min(remaining, _SCAN_WAIT_SLICE_SECONDS)
+        )
+
+
 def resolve(ls: MemoryServer, ref: Reference) -> Entry | None:
     """The memory a reference resolves to (lookup order, SPEC 2.3)."""
     if not ref.valid:
@@ -130,13 +156,20 @@ def search(
     open_texts: Mapping[str, OpenText],
     matches: Callable[[Reference], bool],
     needle: str,
+    keys: Sequence[str],
     refs_in: Callable[[str], list[Reference]] | None = None,
 ) -> list[FileRefs]:
-    """Matching references in every memory file and open document (blocking: a store thread);
-    `refs_in`, where given, finds a text's references instead of its links."""
+    """Matching references in the memory files that the link index names for `keys` (read
+    again from disk: the index only narrows the search) and in every open document
+    (blocking: a store thread); `refs_in`, where given, finds a text's references instead
+    of its links."""
     index = ls.index
-    memories = index.files() if index.scanned else ls.store.scan()
-    by_path = {memory.path: memory for memory in memories}
+    by_path: dict[str, MemoryFile | None]
+    if index.scanned:
+        index.learn_links()
+        by_path = {path: index.memory_for(path) for path in index.link_candidates(keys)}
+    else:  # the names are not known yet (a very slow disk): read every file
+        by_path = {memory.path: memory for memory in ls.store.scan()}
     found: list[FileRefs] = []
     for doc in open_texts.values():
         if needle not in doc.text:
