@@ -8,12 +8,13 @@ import asyncio
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from memory_ls.core.index import Entry
-from memory_ls.core.navigation import reference_at, texts_with_references
+from memory_ls.core.navigation import LargeFileReferences, reference_at, texts_with_references
 from memory_ls.core.references import Reference, find_references
 from memory_ls.core.store import MemoryFile
 from memory_ls.lsp.diagnostics import is_markdown
@@ -26,6 +27,8 @@ SCAN_WAIT_SECONDS = 2.0
 # While waiting, the server's index is looked at again this often: the configuration
 # the client sends with `initialized` may replace it with one for other folders.
 _SCAN_WAIT_SLICE_SECONDS = 0.05
+# Long notes that link to many memories, parsed once while they stay as they are.
+_LARGE = LargeFileReferences()
 
 
 @dataclass(frozen=True)
@@ -177,12 +180,12 @@ def search(
         if refs_in is not None:
             refs = refs_in(doc.text)
         else:
-            refs = [ref for ref in find_references(doc.text) if matches(ref)]
+            refs = [ref for ref in find_references(doc.text, needle) if matches(ref)]
         if refs:
             memory = by_path.get(doc.path) or index.memory_for(doc.path)
             found.append(FileRefs(doc.uri, doc.path, doc.text, doc.version, refs, memory))
     on_disk = [path for path in by_path if path not in open_texts]
-    for path, text, refs in texts_with_references(on_disk, matches, needle, refs_in):
+    for path, text, refs in texts_with_references(on_disk, matches, needle, refs_in, _LARGE):
         found.append(FileRefs(file_uri(path), path, text, None, refs, by_path[path]))
     found.sort(key=lambda item: item.path)
     return found
@@ -190,6 +193,10 @@ def search(
 
 def file_uri(path: str) -> str:
     """The file URI of a path."""
+    if os.name == "posix" and path.startswith("/") and not path.startswith("//"):
+        # What from_fs_path makes of such a path, without its generic steps (a hundred
+        # workspace symbols are a hundred URIs).
+        return "file://" + quote(path)
     return from_fs_path(path) or path
 
 
