@@ -70,11 +70,12 @@ class FileRefs:
     version: int | None  # the open document's version; None for a file read from disk
     refs: list[Reference]
     memory: MemoryFile | None
+    split_lines: list[str] | None = None  # the text's lines, where already split
 
     @property
     def lines(self) -> list[str]:
         """The file's lines, for converting columns."""
-        return self.text.split("\n")
+        return self.split_lines if self.split_lines is not None else self.text.split("\n")
 
 
 def document_text(ls: MemoryServer, uri: str) -> tuple[str, int | None]:
@@ -186,7 +187,8 @@ def search(
             found.append(FileRefs(doc.uri, doc.path, doc.text, doc.version, refs, memory))
     on_disk = [path for path in by_path if path not in open_texts]
     for path, text, refs in texts_with_references(on_disk, matches, needle, refs_in, _LARGE):
-        found.append(FileRefs(file_uri(path), path, text, None, refs, by_path[path]))
+        lines = _LARGE.lines_of(path, text)
+        found.append(FileRefs(file_uri(path), path, text, None, refs, by_path[path], lines))
     found.sort(key=lambda item: item.path)
     return found
 
