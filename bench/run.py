@@ -23,11 +23,13 @@ rewritten, renamed and deleted within seconds; "storm p50/p99").
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import os
 import platform
 import queue
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -348,7 +350,12 @@ def wait_for_diagnostics(client: Client, uri: str, version: int, sent: float) ->
             return at
 
 
-def start(command: list[str], root: Path, env: dict[str, str]) -> tuple[Client, float]:
+def start(
+    command: list[str],
+    root: Path,
+    env: dict[str, str],
+    capabilities: dict[str, Any] = CAPABILITIES,
+) -> tuple[Client, float]:
     """Start a server and initialize it; return it and the seconds until it answered."""
     client = Client(command, root, env)
     client.request(
@@ -356,7 +363,7 @@ def start(command: list[str], root: Path, env: dict[str, str]) -> tuple[Client, 
         {
             "processId": os.getpid(),
             "rootUri": root.as_uri(),
-            "capabilities": CAPABILITIES,
+            "capabilities": capabilities,
             "workspaceFolders": [{"uri": root.as_uri(), "name": "ws"}],
         },
     )
@@ -384,7 +391,9 @@ def measure_completion(editor: Editor, plan: list[tuple[str, str]]) -> dict[str,
         floor.append(editor.client.request("memoryLs/benchmarkUnknownMethod", {})[0])
         # Not timed: the whole name must be offered, or the timings mean nothing.
         last = len(typed) == 12
-        if last and name not in labels(editor.complete("[[" + name)[1]):
+        offered = labels(editor.complete("[[" + name)[1]) if last else set()
+        # Global memories are offered as global/NAME (Serena's names).
+        if last and not offered & {name, f"global/{name}"}:
             raise RuntimeError(f"completion of the whole name {name} does not offer it")
     return {
         "floor_p50_ms": pct(floor, 50),
@@ -485,6 +494,7 @@ def measure(size: int, workdir: Path) -> dict[str, Any]:
     figures["indexed_s"] = client.indexed_at - client.started
 
     figures.update(measure_completion(editor, typed_prefixes(store["names"], 40, seed=3)))
+    figures.update(measure_navigation(editor, store))
 
     big_uri = store["big"].as_uri()
     sent = time.perf_counter()
@@ -551,6 +561,8 @@ def measure(size: int, workdir: Path) -> dict[str, Any]:
     for path in feature.glob("FEATURE_w*.md"):
         path.unlink()
 
+    figures.update(measure_plain_client(command, root, env, store))
+
     started = time.perf_counter()
     checked = subprocess.run(
         [sys.executable, "-m", "memory_ls.cli", "check", *store["flags"]],
@@ -566,6 +578,110 @@ def measure(size: int, workdir: Path) -> dict[str, Any]:
     figures["check_findings"] = len(checked.stdout.splitlines())
     figures["load_after"] = os.getloadavg()[0]
     return figures
+
+
+# ----- navigation: references, workspace symbols, a client without resolve -----------
+
+# A client that declares nothing about completion, as many editors do (no resolve, no
+# shared edit range): previews come inline. It declares work-done progress only, so
+# that the benchmark knows when indexing is over; completion does not look at that.
+PLAIN_CAPABILITIES: dict[str, Any] = {"window": {"workDoneProgress": True}}
+NAVIGATION_SAMPLES = 40
+_WIKI_LINK = re.compile(r"\[\[([^\[\]|\n]*)\]\]")
+
+
+def link_counts(store: dict[str, Any]) -> collections.Counter[str]:
+    """How many `[[NAME]]` links to each name the generated store holds (every file read)."""
+    counts: collections.Counter[str] = collections.Counter()
+    root: Path = store["root"]
+    for folder in (root, Path(store["flags"][-1])):
+        for path in folder.rglob("*.md"):
+            counts.update(_WIKI_LINK.findall(path.read_text()))
+    return counts
+
+
+def replace_text(editor: Editor, text: str) -> None:
+    """Replace the scratch document's text, as typing does."""
+    editor.version += 1
+    editor.client.notify(
+        "textDocument/didChange",
+        {
+            "textDocument": {"uri": editor.uri, "version": editor.version},
+            "contentChanges": [{"text": text}],
+        },
+    )
+
+
+def measure_navigation(editor: Editor, store: dict[str, Any]) -> dict[str, Any]:
+    """References on a `[[name]]` (checked against the links on disk) and workspace symbols
+    over typed names, each sample next to a floor sample."""
+    client = editor.client
+    counts = link_counts(store)
+    rng = random.Random(11)
+    references: list[float] = []
+    floor: list[float] = []
+    for name in rng.sample(store["names"], NAVIGATION_SAMPLES):
+        replace_text(editor, f"See [[{name}]].")
+        took, response = client.request(
+            "textDocument/references",
+            {
+                "textDocument": {"uri": editor.uri},
+                "position": {"line": 0, "character": 7},
+                "context": {"includeDeclaration": False},
+            },
+        )
+        references.append(took)
+        floor.append(client.request("memoryLs/benchmarkUnknownMethod", {})[0])
+        found = len(response.get("result") or [])
+        # Every link in the store, and the one in the scratch document.
+        if found != counts[name] + 1:
+            raise RuntimeError(f"references to {name}: {found}, expected {counts[name] + 1}")
+    symbols: list[float] = []
+    for name, typed in typed_prefixes(store["names"], NAVIGATION_SAMPLES // 2, seed=13):
+        took, response = client.request("workspace/symbol", {"query": typed})
+        symbols.append(took)
+        floor.append(client.request("memoryLs/benchmarkUnknownMethod", {})[0])
+        if len(typed) == 12:  # not timed: the whole name must find the memory first
+            whole = client.request("workspace/symbol", {"query": name})[1]["result"]
+            if not whole or whole[0]["name"] not in (name, f"global/{name}"):
+                raise RuntimeError(f"workspace symbols for {name}: {whole[:1]}")
+    return {
+        "navigation_floor_p50_ms": pct(floor, 50),
+        "references_p50_ms": pct(references, 50),
+        "references_p99_ms": pct(references, 99),
+        "symbols_p50_ms": pct(symbols, 50),
+        "symbols_p99_ms": pct(symbols, 99),
+    }
+
+
+def measure_plain_client(
+    command: list[str], root: Path, env: dict[str, str], store: dict[str, Any]
+) -> dict[str, Any]:
+    """Completion for a client without completionItem/resolve, once indexed (warm start)."""
+    client, _ = start(command, root, env, PLAIN_CAPABILITIES)
+    try:
+        editor = Editor(client, root)
+        if not client.indexed.wait(timeout=600):
+            raise RuntimeError("indexing never ended")
+        first = completion_items(editor.complete("[[" + store["names"][0])[1])[0]
+        if "---" not in first.get("documentation", {}).get("value", ""):
+            raise RuntimeError(f"no inline preview for a client without resolve: {first}")
+        figures = measure_completion(editor, typed_prefixes(store["names"], 40, seed=3))
+    finally:
+        client.close()
+    return {
+        "plain_floor_p50_ms": figures["floor_p50_ms"],
+        "plain_completion_p50_ms": figures["completion_p50_ms"],
+        "plain_completion_p99_ms": figures["completion_p99_ms"],
+    }
+
+
+NAVIGATION_COLUMNS = (
+    ("references_p50_ms", "refs p50 ms", "{:.2f}"),
+    ("symbols_p50_ms", "symbols p50 ms", "{:.2f}"),
+    ("plain_completion_p50_ms", "compl {} p50 ms", "{:.2f}"),
+    ("plain_completion_p99_ms", "compl {} p99 ms", "{:.2f}"),
+)
 
 
 COLUMNS = (
@@ -590,6 +706,7 @@ COLUMNS = (
     ("load_before", "load", "{:.1f}"),
     ("cpu_calibration_ms", "cpu ms", "{:.0f}"),
 )
+COLUMNS += NAVIGATION_COLUMNS
 
 
 def table(rows: list[dict[str, Any]]) -> str:

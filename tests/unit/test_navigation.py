@@ -9,7 +9,6 @@ from store_helpers import Workspace
 
 from memory_ls.core.navigation import (
     did_you_mean,
-    fuzzy_names,
     headings,
     moved_files,
     name_span,
@@ -69,13 +68,6 @@ def test_did_you_mean_finds_one_letter_typos() -> None:
     assert did_you_mean("FEATURES", ["FEATURE", "SPEC", "FEATURE_BUILDER"])[0] == "FEATURE"
     assert did_you_mean("completely_different", NAMES) == []
     assert did_you_mean("style_guide", ["style_guide"]) == []
-
-
-def test_fuzzy_names_match_subsequences_tightest_first() -> None:
-    assert fuzzy_names("sugcom", NAMES)[0] == "suggested_commands"
-    assert fuzzy_names("stgu", NAMES)[0] == "style_guide"
-    assert fuzzy_names("zzz", NAMES) == []
-    assert fuzzy_names("", NAMES, limit=2) == NAMES[:2]
 
 
 def test_name_span_skips_mem_global_and_md() -> None:

@@ -26,9 +26,10 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
+from memory_ls.core.backlinks import LinkIndex, link_keys, serena_key
 from memory_ls.core.diagnostics import NameIndex
 from memory_ls.core.document import iso, parse_document
 from memory_ls.core.folders import Folder, StoreConfig
@@ -54,14 +55,17 @@ FUZZY_REBUILD_CHANGES = 1000
 # A cached fact younger than this is not trusted on the next start: a write within the
 # same modification-time tick could have kept the size (as git treats "racy" entries).
 RACY_SECONDS = 2.0
-FACTS_CACHE_VERSION = 1
+FACTS_CACHE_VERSION = 2
+# A request that needs every file's links reads those not known yet when there are at
+# most this many (files changed since they were read); more are read by the indexing.
+LEARN_LINKS_LIMIT = 1000
 # While the first indexing runs, tag counts are recounted at most this often.
 TAG_RECOUNT_SECONDS = 1.0
 _HIGHEST = "\U0010ffff"
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Stamp:
     """What tells one version of a file from another without reading it."""
 
@@ -79,14 +83,17 @@ class Metadata:
     size: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Facts:
-    """What listings need of one version of a file (the preview is read on demand)."""
+    """What listings and the link index need of one version of a file (the preview is
+    read on demand)."""
 
     stamp: Stamp
     tags: tuple[str, ...]
     updated_at: str | None
     size: int
+    # Its link keys (core/backlinks.py); None when the file was not read (far too large).
+    links: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -147,17 +154,23 @@ def make_preview(body: str) -> str:
 
 def read_metadata(path: str) -> Metadata:
     """Parse one memory file for its tags, update time and preview."""
+    return _read_file(path)[0]
+
+
+def _read_file(path: str) -> tuple[Metadata, tuple[str, ...]]:
+    """A memory file's metadata and link keys, from one read (nothing when unreadable)."""
     try:
         text = read_text(path)
     except OSError:
-        return Metadata()
+        return Metadata(), ()
     doc = parse_document(text)
-    return Metadata(
+    metadata = Metadata(
         tags=tuple(doc.tags),
         updated_at=iso(doc.metadata.get("updated_at")),
         preview=make_preview(doc.body),
         size=len(text.encode("utf-8")),
     )
+    return metadata, link_keys(text)
 
 
 class _FuzzyText:
@@ -388,6 +401,10 @@ class MemoryIndex:
         self._in_scope: dict[str, set[str]] = {"project": set(), "global": set()}
         self._shadowed: dict[str, MemoryFile] = {}
         self._facts: dict[str, _Facts] = {}
+        # Who links to whom, from the facts' link keys; files whose keys are not known yet
+        # (not read since they changed) are "unlinked": searches read them whole.
+        self._links = LinkIndex()
+        self._unlinked: set[str] = set()
         self._previews: collections.OrderedDict[str, tuple[Stamp, str]] = collections.OrderedDict()
         self._generation = 0
         self._facts_generation = 0
@@ -441,6 +458,11 @@ class MemoryIndex:
                 hidden.path: files[0] for files in by_name.values() for hidden in files[1:]
             }
             self._facts = {p: f for p, f in self._facts.items() if p in self._files}
+            self._links.clear()
+            for path, facts in self._facts.items():
+                if facts.links is not None:
+                    self._links.add(path, facts.links)
+            self._unlinked = {p for p in self._files if self._linked_facts(p) is None}
             self._generation += 1
         self._scanned.set()
         return len(found)
@@ -524,6 +546,11 @@ class MemoryIndex:
         self._files[memory.path] = (memory, stamp)
         self._directories.add(os.path.dirname(memory.path))
         self._generation += 1
+        facts = self._facts.get(memory.path)
+        if facts is not None and facts.stamp != stamp:
+            self._drop_facts(memory.path)
+        if memory.path not in self._facts:
+            self._unlinked.add(memory.path)
         name = memory.qualified
         if known is not None:
             return Update(modified=(name,))
@@ -543,8 +570,8 @@ class MemoryIndex:
             if known is None:
                 continue
             memory = known[0]
-            if self._facts.pop(path, None) is not None:
-                self._facts_generation += 1
+            self._drop_facts(path)
+            self._unlinked.discard(path)
             self._previews.pop(path, None)
             name = memory.qualified
             removed.append(name)
@@ -707,6 +734,42 @@ class MemoryIndex:
             self._snapshots[kind, scope] = (self._generation, value)
             return value
 
+    # ----- links -----------------------------------------------------------------------
+
+    def link_candidates(self, keys: Iterable[str]) -> list[str]:
+        """The files that may hold any of the link keys (core/backlinks.py): those the link
+        index names, and every file whose links are not known yet. Read them to know."""
+        with self._lock:
+            found = dict.fromkeys(path for key in keys for path in self._links.sources(key))
+            found.update(dict.fromkeys(self._unlinked))
+        return list(found)
+
+    def link_candidates_for(self, target: str, serena: bool = False) -> list[str]:
+        """`link_candidates` for the references to `target` (`global/x` or `x`), with
+        Serena's `mem:` mentions of it when `serena` (what a rename rewrites)."""
+        keys = [target, serena_key(target)] if serena else [target]
+        return self.link_candidates(keys)
+
+    def learn_links(self, limit: int = LEARN_LINKS_LIMIT) -> bool:
+        """Read the files whose links are not known yet, when they are few and the first
+        indexing is not reading them already; return whether every file's are known."""
+        with self._lock:
+            if self._warming or len(self._unlinked) > limit:
+                return not self._unlinked
+            pending = [self._files[path][0] for path in self._unlinked]
+        for memory in pending:
+            self._facts_of(memory)
+        with self._lock:
+            return not self._unlinked
+
+    def backlink_count(self, target: str) -> int | None:
+        """How many files link to `target` (`global/x` or `x`); None while some files'
+        links are not known (files too large to read are not counted)."""
+        with self._lock:
+            if any(path not in self._facts for path in self._unlinked):
+                return None
+            return self._links.count(target)
+
     # ----- metadata --------------------------------------------------------------------
 
     def _current_stamp(self, memory: MemoryFile) -> Stamp | None:
@@ -726,19 +789,38 @@ class MemoryIndex:
         """A file's metadata read from disk (huge files are not read), and its facts."""
         if stamp is not None and stamp.size > LISTING_READ_LIMIT * self.config.max_memory_bytes:
             # Far over the limit (a pasted log, a binary): listed, never read (bounded memory).
-            parsed = Metadata(size=stamp.size)
+            parsed, links = Metadata(size=stamp.size), None
         else:
-            parsed = read_metadata(memory.path)
+            parsed, links = _read_file(memory.path)
         if stamp is None:
             return parsed, None
-        return parsed, _Facts(stamp, parsed.tags, parsed.updated_at, parsed.size)
+        return parsed, _Facts(stamp, parsed.tags, parsed.updated_at, parsed.size, links)
 
     def _store_facts(self, path: str, facts: _Facts) -> None:
         with self._lock:
             known = self._files.get(path)
             if known is not None and known[1] == facts.stamp:
+                self._drop_facts(path)
+                if facts.links is not None:
+                    facts = replace(facts, links=self._links.add(path, facts.links))
+                    self._unlinked.discard(path)
                 self._facts[path] = facts
                 self._facts_generation += 1
+
+    def _drop_facts(self, path: str) -> None:
+        """Forget what was learnt of a file, its links included (lock held)."""
+        old = self._facts.pop(path, None)
+        if old is None:
+            return
+        self._facts_generation += 1
+        if old.links is not None:
+            self._links.remove(path, old.links)
+            self._unlinked.add(path)
+
+    def _linked_facts(self, path: str) -> _Facts | None:
+        """The facts of a file whose links are known (lock held)."""
+        facts = self._facts.get(path)
+        return facts if facts is not None and facts.links is not None else None
 
     def metadata(self, memory: MemoryFile) -> Metadata:
         """Tags, update time and preview of a memory, parsed once per file version."""
@@ -818,6 +900,9 @@ class MemoryIndex:
                     report(done, len(pending))
         finally:
             self._warming = False
+            with self._lock:
+                # A set keeps the table it grew to: 100,000 entries while indexing ran.
+                self._unlinked = set(self._unlinked)
         if cache_path and pending:
             with self._lock:
                 facts = list(self._facts.items())
@@ -858,9 +943,12 @@ def _load_facts(path: str) -> dict[str, _Facts]:
                 return {}
             # One line per file, parsed one by one so the event loop keeps its turns.
             for line in handle:
-                file, mtime_ns, size, tags, updated_at, length = json.loads(line)
+                file, mtime_ns, size, tags, updated_at, length, links = json.loads(line)
                 if isinstance(file, str) and isinstance(tags, list):
-                    found[file] = _Facts(Stamp(mtime_ns, size), tuple(tags), updated_at, length)
+                    known = tuple(links) if isinstance(links, list) else None
+                    found[file] = _Facts(
+                        Stamp(mtime_ns, size), tuple(tags), updated_at, length, known
+                    )
     except (OSError, ValueError, TypeError):
         return {}
     return found
@@ -878,8 +966,9 @@ def _save_facts(path: str, facts: Iterable[tuple[str, _Facts]]) -> None:
                 handle.write(json.dumps({"version": FACTS_CACHE_VERSION}) + "\n")
                 for file, fact in facts:
                     if fact.stamp.mtime_ns < racy:
-                        row = [file, fact.stamp.mtime_ns, fact.stamp.size]
+                        row: list[object] = [file, fact.stamp.mtime_ns, fact.stamp.size]
                         row += [list(fact.tags), fact.updated_at, fact.size]
+                        row.append(None if fact.links is None else list(fact.links))
                         handle.write(json.dumps(row) + "\n")
             os.replace(temporary, path)
         except BaseException:

@@ -1,10 +1,12 @@
 """Navigation rules as pure functions: the reference under a cursor, headings, references
-to a memory, rename plans and edits, "did you mean" and fuzzy name search (SPEC 3.4)."""
+to a memory, rename plans and edits, and "did you mean" (SPEC 3.4)."""
 
 from __future__ import annotations
 
+import collections
 import os
 import re
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
@@ -92,16 +94,79 @@ def references_in_files(
     ]
 
 
+class LargeFileReferences:
+    """The references of the large files searched lately, by name, while each file's size
+    and modification time stay the same: a long note that links to many memories is not
+    read and parsed again for each of them. Bounded by the text it keeps; thread-safe."""
+
+    def __init__(self, min_bytes: int = 64 * 1024, max_chars: int = 4_000_000) -> None:
+        self.min_bytes = min_bytes
+        self.max_chars = max_chars
+        self._lock = threading.Lock()
+        # path -> ((mtime_ns, size), text, its lines, references by bare name), least
+        # recent first
+        self._files: collections.OrderedDict[
+            str, tuple[tuple[int, int], str, list[str], dict[str, list[Reference]]]
+        ] = collections.OrderedDict()
+        self._chars = 0
+
+    def lookup(self, path: str) -> tuple[str, dict[str, list[Reference]]] | None:
+        """(text, references by name) of a large file as it is on disk; None for a small
+        file (cheaper to read) or one that is gone or not UTF-8."""
+        try:
+            info = os.stat(path)
+        except OSError:
+            return None
+        if info.st_size < self.min_bytes:
+            return None
+        stamp = (info.st_mtime_ns, info.st_size)
+        with self._lock:
+            known = self._files.get(path)
+            if known is not None and known[0] == stamp:
+                self._files.move_to_end(path)
+                return known[1], known[3]
+        text = read_utf8(path)
+        if text is None:
+            return None
+        by_name: dict[str, list[Reference]] = {}
+        for ref in find_references(text):
+            by_name.setdefault(ref.name, []).append(ref)
+        with self._lock:
+            old = self._files.pop(path, None)
+            if old is not None:
+                self._chars -= len(old[1])
+            self._files[path] = (stamp, text, text.split("\n"), by_name)
+            self._chars += len(text)
+            while self._chars > self.max_chars and len(self._files) > 1:
+                _path, (_stamp, dropped, _lines, _refs) = self._files.popitem(last=False)
+                self._chars -= len(dropped)
+        return text, by_name
+
+    def lines_of(self, path: str, text: str) -> list[str] | None:
+        """The lines of a text this cache handed out for `path` (split once)."""
+        with self._lock:
+            known = self._files.get(path)
+        return known[2] if known is not None and known[1] is text else None
+
+
 def texts_with_references(
     paths: Iterable[str],
     matches: Callable[[Reference], bool],
     needle: str,
     refs_in: Callable[[str], list[Reference]] | None = None,
+    large: LargeFileReferences | None = None,
 ) -> Iterator[tuple[str, str, list[Reference]]]:
     """(path, text, matching references) of each file with at least one match; `refs_in`
-    finds a text's references where they are not the links of `find_references`."""
+    finds a text's references where they are not the links of `find_references`. With
+    `large` (and no `refs_in`), `needle` must be the bare name every match has."""
     for path in paths:
         try:
+            known = large.lookup(path) if large is not None and refs_in is None else None
+            if known is not None:
+                refs = [ref for ref in known[1].get(needle, ()) if matches(ref)]
+                if refs:
+                    yield path, known[0], refs
+                continue
             text = read_utf8(path)
         except OSError:
             continue
@@ -110,7 +175,7 @@ def texts_with_references(
         if refs_in is not None:
             refs = refs_in(text)
         else:
-            refs = [ref for ref in find_references(text) if matches(ref)]
+            refs = [ref for ref in find_references(text, needle) if matches(ref)]
         if refs:
             yield path, text, refs
 
@@ -292,48 +357,6 @@ def did_you_mean(word: str, candidates: Sequence[str], limit: int = 3) -> list[s
             if len(picks) == limit:
                 break
     return picks
-
-
-def fuzzy_names(query: str, names: Sequence[str], limit: int = 100) -> list[str]:
-    """Names matching a query as workspace symbols do: subsequence first ("sugcom" finds
-    `suggested_commands`), ranked by how tightly the letters sit."""
-    if not query:
-        return list(names[:limit])
-    lowered = query.lower()
-    scored: list[tuple[int, int, str]] = []
-    for name in names:
-        span = _subsequence_span(lowered, name.lower())
-        if span is not None:
-            scored.append((span, len(name), name))
-    scored.sort()
-    picks = [name for _span, _len, name in scored[:limit]]
-    if len(picks) < limit:
-        taken = set(picks)
-        for name, score, _i in process.extract(
-            query, list(names), scorer=fuzz.partial_ratio, limit=limit
-        ):
-            if score >= 75 and name not in taken:
-                picks.append(name)
-    return picks[:limit]
-
-
-def _subsequence_span(query: str, name: str) -> int | None:
-    """How many characters of `name` the letters of `query` span in order, or None."""
-    start = name.find(query[0])
-    if start < 0:
-        return None
-    best: int | None = None
-    while start >= 0:
-        position = start
-        for char in query[1:]:
-            position = name.find(char, position + 1)
-            if position < 0:
-                break
-        else:
-            span = position - start + 1
-            best = span if best is None else min(best, span)
-        start = name.find(query[0], start + 1)
-    return best
 
 
 def is_markdown(path: str) -> bool:

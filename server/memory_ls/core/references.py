@@ -116,15 +116,37 @@ def _make(
     )
 
 
-def find_references(text: str) -> list[Reference]:
-    """All references in a Markdown file, outside its frontmatter and fenced code."""
+def find_references(text: str, needle: str = "") -> list[Reference]:
+    """All references in a Markdown file, outside its frontmatter and fenced code; with a
+    `needle`, only those on lines that hold it (a name is written whole on one line)."""
     raw, body, body_line = split_frontmatter(text)
     if raw is None:
         body, body_line = text, 0
+    if needle and "```" not in body and "~~~" not in body:
+        return _references_near(body, body_line, needle)
     refs: list[Reference] = []
     for number, line in iter_lines_outside_code(body, body_line):
+        if ("[[" in line or "mem:" in line) and needle in line:
+            refs.extend(references_in_line(line, number))
+    return refs
+
+
+def _references_near(body: str, first_line: int, needle: str) -> list[Reference]:
+    """References on the lines of `body` that hold `needle`, when it has no fenced code (a
+    long note is not split into lines to read the few that matter)."""
+    refs: list[Reference] = []
+    number, counted = first_line, 0
+    at = body.find(needle)
+    while at >= 0:
+        start = body.rfind("\n", 0, at) + 1
+        end = body.find("\n", at)
+        end = len(body) if end < 0 else end
+        number += body.count("\n", counted, start)
+        counted = start
+        line = body[start:end]
         if "[[" in line or "mem:" in line:
             refs.extend(references_in_line(line, number))
+        at = body.find(needle, end)
     return refs
 
 

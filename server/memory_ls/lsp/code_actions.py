@@ -33,10 +33,12 @@ from memory_ls.core.references import Reference, find_references
 from memory_ls.lsp.diagnostics import SOURCE
 from memory_ls.lsp.edits import FileEdit, can_rename_files, workspace_edit
 from memory_ls.lsp.server import MemoryServer
-from memory_ls.lsp.targets import document_text, shown_path
+from memory_ls.lsp.targets import document_text, shown_path, wait_for_names
 
 QUICK_FIX = types.CodeActionKind.QuickFix
 FIXABLE = frozenset({"misrouted", "broken-link", "unknown-prefix", "invalid-name"})
+# The fixes that depend on which names the index knows (did you mean, create).
+NEED_NAMES = frozenset({"broken-link"})
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,9 @@ def register(server: MemoryServer) -> None:
         ours = [d for d in params.context.diagnostics if d.source == SOURCE and d.code in FIXABLE]
         if not ours:
             return None
+        if not await wait_for_names(ls):
+            # Which names exist is not known yet: no fix may treat a link as broken.
+            ours = [d for d in ours if d.code not in NEED_NAMES]
         uri = params.text_document.uri
         text, version = document_text(ls, uri)
         snapshot = Snapshot(uri, text, version)

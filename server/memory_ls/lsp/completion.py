@@ -8,7 +8,6 @@ not there yet.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 from collections.abc import Sequence
@@ -22,11 +21,15 @@ from memory_ls.core.references import in_fenced_code
 from memory_ls.core.routing import routing_prefixes
 from memory_ls.core.store import MemoryFile
 from memory_ls.lsp.server import MemoryServer
+from memory_ls.lsp.targets import wait_for_names
 from memory_ls.lsp.text import client_column
 
 MAX_ITEMS = 50
+# Clients that take documentation inline (no completionItem/resolve) get it, with its
+# preview, for the first items only: each is a file read, and every item's would make
+# each keystroke's answer several times heavier. Every item has its folder and scope.
+INLINE_PREVIEWS = 5
 _SORT_TEXTS = tuple(f"1{position:04d}" for position in range(MAX_ITEMS))
-SCAN_WAIT_SECONDS = 2.0
 FUZZY_CUTOFF = 60
 TRIGGER_CHARACTERS = ["[", ":", "/", ",", "-"]
 
@@ -70,16 +73,15 @@ def register(server: MemoryServer) -> None:
         if context is None:
             return None
         line = lines[at.line]
-        index = ls.index
-        if context.kind == "name" and not index.scanned:
+        if context.kind == "name" and not ls.index.scanned:
             # Just after start the names are moments away: answer once they are known
             # rather than with an empty list (bounded: a slow disk cannot hang the editor).
-            await asyncio.get_running_loop().run_in_executor(
-                None, index.wait_scanned, SCAN_WAIT_SECONDS
-            )
+            await wait_for_names(ls)
         client = _Client.of(ls)
-        if context.kind == "name" and client.resolves_documentation:
-            # Names only, no file read: a few index lookups, cheaper than a thread hop.
+        if context.kind == "name" and (
+            client.resolves_documentation or _previews_known(ls, context.typed)
+        ):
+            # No file read: a few index lookups, cheaper than a thread hop.
             return build_list(ls, context, line, params.position.line, client)
         return await ls.in_store_thread(build_list, ls, context, line, params.position.line, client)
 
@@ -94,6 +96,16 @@ def register(server: MemoryServer) -> None:
                 _documentation, _FolderNames(ls), ls.index, memory
             )
         return item
+
+
+def _previews_known(ls: MemoryServer, typed: str) -> bool:
+    """Whether the inline previews a list for `typed` carries are in the preview cache."""
+    index = ls.index
+    first, _cut = index.complete_names(typed, None, INLINE_PREVIEWS)
+    return all(
+        found is not None and index.cached_metadata(found[0]) is not None
+        for found in index.winners(first)
+    )
 
 
 def _entry_of(ls: MemoryServer, item: types.CompletionItem) -> Entry | None:
@@ -340,7 +352,7 @@ def _name_items(
             if detail is None:
                 detail = details[key] = _detail(folders, memory, shadows)
             item["detail"] = detail
-        if not client.resolves_documentation:
+        if not client.resolves_documentation and position < INLINE_PREVIEWS:
             documentation = _documentation(folders, index, memory)
             item["documentation"] = {"kind": documentation.kind.value, "value": documentation.value}
         items.append(item)

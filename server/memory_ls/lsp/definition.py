@@ -5,7 +5,7 @@ from __future__ import annotations
 from lsprotocol import types
 
 from memory_ls.lsp.server import MemoryServer
-from memory_ls.lsp.targets import cursor_at, file_start, file_uri, resolve
+from memory_ls.lsp.targets import cursor_at, file_start, file_uri, resolve, wait_for_names
 from memory_ls.lsp.text import client_range
 
 
@@ -13,11 +13,13 @@ def register(server: MemoryServer) -> None:
     """Register the definition provider."""
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
-    def definition(
+    async def definition(
         ls: MemoryServer, params: types.DefinitionParams
     ) -> list[types.Location] | list[types.LocationLink] | None:
         cursor = cursor_at(ls, params.text_document.uri, params.position)
         ref = cursor.reference
+        if ref is not None:
+            await wait_for_names(ls)
         entry = resolve(ls, ref) if ref is not None else None
         if ref is None or entry is None:
             return None

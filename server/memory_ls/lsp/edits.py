@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
+from memory_ls.core.backlinks import serena_key
 from memory_ls.core.navigation import Replacement, move_references, reference_replacements
 from memory_ls.core.references import Reference
 from memory_ls.core.store import MovePlan
@@ -102,8 +103,12 @@ def plan_edit(
 
     # Several names (a folder renamed): no single name to pre-filter files with.
     needle = plans[0].source.name if len(plans) == 1 else ""
+    # The files that link to a moved name, or mention it as Serena's rename finds it.
+    keys = [
+        key for plan in plans for key in (plan.source.qualified, serena_key(plan.source.qualified))
+    ]
     files: list[FileEdit] = []
-    for found in search(ls, open_texts, matches, needle, refs_in):
+    for found in search(ls, open_texts, matches, needle, keys, refs_in):
         # As memory.move does: memories in read-only folders keep their text.
         if found.memory is not None and found.memory.read_only:
             continue

@@ -14,8 +14,9 @@ from memory_ls.core.index import Entry
 from memory_ls.core.names import name_problem
 from memory_ls.core.navigation import did_you_mean
 from memory_ls.core.references import Reference
+from memory_ls.core.store import MemoryFile
 from memory_ls.lsp.server import MemoryServer
-from memory_ls.lsp.targets import cursor_at, resolve, shown_path
+from memory_ls.lsp.targets import cursor_at, resolve, shown_path, wait_for_names
 
 
 def register(server: MemoryServer) -> None:
@@ -26,19 +27,23 @@ def register(server: MemoryServer) -> None:
         cursor = cursor_at(ls, params.text_document.uri, params.position)
         if cursor.reference is None:
             return None
-        text = await ls.in_store_thread(hover_text, ls, cursor.reference)
+        names_known = await wait_for_names(ls)
+        text = await ls.in_store_thread(hover_text, ls, cursor.reference, names_known)
         return types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
             range=cursor.reference_range(ls),
         )
 
 
-def hover_text(ls: MemoryServer, ref: Reference) -> str:
+def hover_text(ls: MemoryServer, ref: Reference, names_known: bool = True) -> str:
     """The Markdown shown for a reference (blocking: reads the memory's metadata)."""
     problem = name_problem(ref.name)
     if problem:
         return f"`{ref.target}` is not a valid memory name: {problem}."
     entry = resolve(ls, ref)
+    if entry is None and not names_known:
+        # Not a broken link until every name is known (SPEC 3.3).
+        return f"`{ref.target}`: the memories are still being listed; hover again in a moment."
     if entry is None:
         return _broken(ls, ref)
     return _found(ls, entry)
@@ -56,10 +61,23 @@ def _found(ls: MemoryServer, entry: Entry) -> str:
     facts.append(f"updated {metadata.updated_at or _file_time(memory.path)}")
     if entry.shadows:
         facts.append("hides " + ", ".join(f"`{shown_path(ls, m.path)}`" for m in entry.shadows))
+    linked = _backlinks(ls, memory)
+    if linked is not None:
+        facts.append(linked)
     text = "  \n".join(facts)
     if metadata.preview:
         text += "\n\n---\n\n" + metadata.preview
     return text
+
+
+def _backlinks(ls: MemoryServer, memory: MemoryFile) -> str | None:
+    """How many memories link here (None while the first indexing has not read them all)."""
+    index = ls.index
+    index.learn_links()
+    count = index.backlink_count(memory.qualified)
+    if count is None:
+        return None
+    return f"linked from {count} {'memory' if count == 1 else 'memories'}"
 
 
 def _file_time(path: str) -> str:

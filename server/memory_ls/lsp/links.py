@@ -6,7 +6,7 @@ from lsprotocol import types
 
 from memory_ls.core.references import find_references
 from memory_ls.lsp.server import MemoryServer
-from memory_ls.lsp.targets import document_text, file_uri, resolve, shown_path
+from memory_ls.lsp.targets import document_text, file_uri, resolve, shown_path, wait_for_names
 from memory_ls.lsp.text import client_range
 
 
@@ -17,6 +17,7 @@ def register(server: MemoryServer) -> None:
     async def document_link(
         ls: MemoryServer, params: types.DocumentLinkParams
     ) -> list[types.DocumentLink]:
+        await wait_for_names(ls)
         text, _version = document_text(ls, params.text_document.uri)
         return await ls.in_store_thread(links_in, ls, text, _tooltips(ls))
 

@@ -1,5 +1,8 @@
 """Find references (SPEC 3.4) from a reference or from inside a memory file: every reference
-in every memory of every folder, and in the open Markdown documents of the workspace."""
+in every memory of every folder, and in the open Markdown documents of the workspace.
+
+The link index (core/backlinks.py, kept by the memory index) names the memory files that
+link to the name; only those are read again, so the answer is what is on disk."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from memory_ls.lsp.targets import (
     open_markdown,
     search,
     subject,
+    wait_for_names,
     winner,
 )
 from memory_ls.lsp.text import client_range
@@ -30,12 +34,14 @@ def register(server: MemoryServer) -> None:
     async def references(
         ls: MemoryServer, params: types.ReferenceParams
     ) -> list[types.Location] | None:
+        await wait_for_names(ls)
         cursor = cursor_at(ls, params.text_document.uri, params.position)
         memory = subject(ls, cursor)
         declaration: list[types.Location] = []
         matches: Callable[[Reference], bool]
         if memory is not None:
             matches, needle = points_to(memory, winner(ls, memory)), memory.name
+            target = memory.qualified
             if params.context.include_declaration:
                 declaration.append(types.Location(uri=file_uri(memory.path), range=file_start()))
         elif cursor.reference is not None:
@@ -44,7 +50,7 @@ def register(server: MemoryServer) -> None:
             matches, needle = (lambda ref: ref.target == target), cursor.reference.name
         else:
             return None
-        found = await ls.in_store_thread(locations, ls, open_markdown(ls), matches, needle)
+        found = await ls.in_store_thread(locations, ls, open_markdown(ls), matches, needle, target)
         return declaration + found
 
 
@@ -53,10 +59,12 @@ def locations(
     open_texts: Mapping[str, OpenText],
     matches: Callable[[Reference], bool],
     needle: str,
+    target: str,
 ) -> list[types.Location]:
-    """Where the matching references are (blocking: reads every memory file)."""
+    """Where the matching references to `target` are (blocking: reads the files that the
+    link index names)."""
     found: list[types.Location] = []
-    for item in search(ls, open_texts, matches, needle):
+    for item in search(ls, open_texts, matches, needle, [target]):
         lines = item.lines
         found.extend(
             types.Location(

@@ -23,7 +23,14 @@ from memory_ls.core.store import MemoryFile
 from memory_ls.lsp.commands import REQUEST_FAILED, refusal
 from memory_ls.lsp.edits import can_rename_files, plan_edit
 from memory_ls.lsp.server import MemoryServer
-from memory_ls.lsp.targets import Cursor, OpenText, cursor_at, open_markdown, resolve
+from memory_ls.lsp.targets import (
+    Cursor,
+    OpenText,
+    cursor_at,
+    open_markdown,
+    resolve,
+    wait_for_names,
+)
 
 WILL_RENAME = types.WORKSPACE_WILL_RENAME_FILES
 _GLOB_SPECIAL = re.compile(r"([*?\[\]{}])")
@@ -37,9 +44,10 @@ def register(server: MemoryServer) -> None:
     server.folder_listeners.append(filters.rearm)
 
     @server.feature(types.TEXT_DOCUMENT_PREPARE_RENAME)
-    def prepare_rename(
+    async def prepare_rename(
         ls: MemoryServer, params: types.PrepareRenameParams
     ) -> types.PrepareRenamePlaceholder | None:
+        await wait_for_names(ls)
         cursor = cursor_at(ls, params.text_document.uri, params.position)
         memory = _renamable(ls, cursor)
         if memory is None:
@@ -51,6 +59,7 @@ def register(server: MemoryServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_RENAME)
     async def rename(ls: MemoryServer, params: types.RenameParams) -> types.WorkspaceEdit:
+        await wait_for_names(ls)
         cursor = cursor_at(ls, params.text_document.uri, params.position)
         memory = _renamable(ls, cursor)
         if memory is None:
@@ -72,6 +81,7 @@ def register(server: MemoryServer) -> None:
         paths = [
             (os.path.normpath(old), os.path.normpath(new)) for old, new in pairs if old and new
         ]
+        await wait_for_names(ls)
         return await ls.in_store_thread(follow_renames, ls, paths, open_markdown(ls))
 
 

@@ -6,25 +6,28 @@ from collections.abc import Sequence
 
 from lsprotocol import types
 
-from memory_ls.core.navigation import Section, fuzzy_names, outline
+from memory_ls.core.navigation import Section, outline
+from memory_ls.lsp.protocol import RawJson
 from memory_ls.lsp.server import MemoryServer
-from memory_ls.lsp.targets import document_text, file_start, file_uri, shown_path
+from memory_ls.lsp.targets import document_text, file_uri, shown_path, wait_for_names
 from memory_ls.lsp.text import client_range
 
 # Enough to scroll through, few enough to send at every keystroke of the query.
 MAX_WORKSPACE_SYMBOLS = 100
 # How editors show Markdown headings (VS Code's own Markdown support does the same).
 HEADING_KIND = types.SymbolKind.String
+_FILE_START = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
 
 
 def register(server: MemoryServer) -> None:
     """Register the workspace and document symbol providers."""
 
     @server.feature(types.WORKSPACE_SYMBOL)
-    async def workspace_symbol(
-        ls: MemoryServer, params: types.WorkspaceSymbolParams
-    ) -> list[types.WorkspaceSymbol]:
-        return await ls.in_store_thread(memory_symbols, ls, params.query)
+    async def workspace_symbol(ls: MemoryServer, params: types.WorkspaceSymbolParams) -> RawJson:
+        await wait_for_names(ls)
+        # A few lookups in the sorted name index, bounded by the answer's size: cheaper
+        # here than a hop to a store thread.
+        return memory_symbols(ls, params.query)
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     async def document_symbol(
@@ -46,24 +49,32 @@ def heading_symbols(
     return _flat(ls, uri, lines, sections, None)
 
 
-def memory_symbols(ls: MemoryServer, query: str) -> list[types.WorkspaceSymbol]:
-    """Memories whose names match a query, best first (blocking: ranks every name)."""
+def memory_symbols(ls: MemoryServer, query: str) -> RawJson:
+    """Memories whose names match a query, best first (a list of WorkspaceSymbol in JSON):
+    names that start with it, then names that hold it, its letters in order, or a typo
+    of it (MemoryIndex.complete_names, the ranking completion uses)."""
     index = ls.index
+    names, _cut = index.complete_names(query.strip(), None, MAX_WORKSPACE_SYMBOLS)
+    containers: dict[str, str] = {}  # one text per folder
     symbols = []
-    for name in fuzzy_names(query, index.names(), MAX_WORKSPACE_SYMBOLS):
-        entry = index.lookup(name)
-        if entry is None:  # deleted since the names were listed
+    kind = types.SymbolKind.File.value
+    for found in index.winners(names):
+        if found is None:  # deleted since the names were listed
             continue
-        memory = entry.memory
+        memory = found[0]
+        folder = memory.folder.path
+        container = containers.get(folder)
+        if container is None:
+            container = containers[folder] = f"{memory.scope} · {shown_path(ls, folder)}"
         symbols.append(
-            types.WorkspaceSymbol(
-                name=name,
-                kind=types.SymbolKind.File,
-                location=types.Location(uri=file_uri(memory.path), range=file_start()),
-                container_name=f"{memory.scope} · {shown_path(ls, memory.folder.path)}",
-            )
+            {
+                "name": memory.qualified,
+                "kind": kind,
+                "location": {"uri": file_uri(memory.path), "range": _FILE_START},
+                "containerName": container,
+            }
         )
-    return symbols
+    return RawJson(symbols)
 
 
 def _hierarchical(ls: MemoryServer) -> bool:

@@ -4,20 +4,31 @@ workspace, whose open text wins over the disk)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from memory_ls.core.index import Entry
-from memory_ls.core.navigation import reference_at, texts_with_references
+from memory_ls.core.navigation import LargeFileReferences, reference_at, texts_with_references
 from memory_ls.core.references import Reference, find_references
 from memory_ls.core.store import MemoryFile
 from memory_ls.lsp.diagnostics import is_markdown
 from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.text import client_range
+
+# Requests that arrive while the first scan runs wait for the names this long at most
+# (a slow disk must not hang the editor); the scan of 100,000 files takes about a second.
+SCAN_WAIT_SECONDS = 2.0
+# While waiting, the server's index is looked at again this often: the configuration
+# the client sends with `initialized` may replace it with one for other folders.
+_SCAN_WAIT_SLICE_SECONDS = 0.05
+# Long notes that link to many memories, parsed once while they stay as they are.
+_LARGE = LargeFileReferences()
 
 
 @dataclass(frozen=True)
@@ -59,11 +70,12 @@ class FileRefs:
     version: int | None  # the open document's version; None for a file read from disk
     refs: list[Reference]
     memory: MemoryFile | None
+    split_lines: list[str] | None = None  # the text's lines, where already split
 
     @property
     def lines(self) -> list[str]:
         """The file's lines, for converting columns."""
-        return self.text.split("\n")
+        return self.split_lines if self.split_lines is not None else self.text.split("\n")
 
 
 def document_text(ls: MemoryServer, uri: str) -> tuple[str, int | None]:
@@ -85,6 +97,24 @@ def cursor_at(ls: MemoryServer, uri: str, position: types.Position) -> Cursor:
     own = ls.index.memory_for(path) if path else None
     found = reference_at(text, at.line, at.character)
     return Cursor(uri, lines, at.line, at.character, found, own)
+
+
+async def wait_for_names(ls: MemoryServer, timeout: float = SCAN_WAIT_SECONDS) -> bool:
+    """Wait until the current index knows every name (its first scan is over), at most
+    `timeout` seconds; return whether it does (SPEC 3.3: answers come from the whole list
+    of names, never from a scan half done)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        index = ls.index
+        if index.scanned:
+            return True
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            return False
+        await loop.run_in_executor(
+            None, index.wait_scanned, min(remaining, _SCAN_WAIT_SLICE_SECONDS)
+        )
 
 
 def resolve(ls: MemoryServer, ref: Reference) -> Entry | None:
@@ -131,13 +161,20 @@ def search(
     open_texts: Mapping[str, OpenText],
     matches: Callable[[Reference], bool],
     needle: str,
+    keys: Sequence[str],
     refs_in: Callable[[str], list[Reference]] | None = None,
 ) -> list[FileRefs]:
-    """Matching references in every memory file and open document (blocking: a store thread);
-    `refs_in`, where given, finds a text's references instead of its links."""
+    """Matching references in the memory files that the link index names for `keys` (read
+    again from disk: the index only narrows the search) and in every open document
+    (blocking: a store thread); `refs_in`, where given, finds a text's references instead
+    of its links."""
     index = ls.index
-    memories = index.files() if index.scanned else ls.store.scan()
-    by_path = {memory.path: memory for memory in memories}
+    by_path: dict[str, MemoryFile | None]
+    if index.scanned:
+        index.learn_links()
+        by_path = {path: index.memory_for(path) for path in index.link_candidates(keys)}
+    else:  # the names are not known yet (a very slow disk): read every file
+        by_path = {memory.path: memory for memory in ls.store.scan()}
     found: list[FileRefs] = []
     for doc in open_texts.values():
         if needle not in doc.text:
@@ -145,19 +182,24 @@ def search(
         if refs_in is not None:
             refs = refs_in(doc.text)
         else:
-            refs = [ref for ref in find_references(doc.text) if matches(ref)]
+            refs = [ref for ref in find_references(doc.text, needle) if matches(ref)]
         if refs:
             memory = by_path.get(doc.path) or index.memory_for(doc.path)
             found.append(FileRefs(doc.uri, doc.path, doc.text, doc.version, refs, memory))
     on_disk = [path for path in by_path if path not in open_texts]
-    for path, text, refs in texts_with_references(on_disk, matches, needle, refs_in):
-        found.append(FileRefs(file_uri(path), path, text, None, refs, by_path[path]))
+    for path, text, refs in texts_with_references(on_disk, matches, needle, refs_in, _LARGE):
+        lines = _LARGE.lines_of(path, text)
+        found.append(FileRefs(file_uri(path), path, text, None, refs, by_path[path], lines))
     found.sort(key=lambda item: item.path)
     return found
 
 
 def file_uri(path: str) -> str:
     """The file URI of a path."""
+    if os.name == "posix" and path.startswith("/") and not path.startswith("//"):
+        # What from_fs_path makes of such a path, without its generic steps (a hundred
+        # workspace symbols are a hundred URIs).
+        return "file://" + quote(path)
     return from_fs_path(path) or path
 
 

@@ -9,7 +9,10 @@ from memory_ls.lsp.server import MemoryServer
 
 def client_column(ls: MemoryServer, line_text: str, column: int) -> int:
     """A code-point column of a line in the client's units (UTF-16 unless negotiated)."""
-    return int(ls.workspace.position_codec.client_num_units(line_text[:column]))
+    prefix = line_text[:column]
+    if prefix.isascii():  # one unit a character in every encoding (pygls counts them one by one)
+        return len(prefix)
+    return int(ls.workspace.position_codec.client_num_units(prefix))
 
 
 def client_range(
