@@ -198,6 +198,10 @@ class Watcher:
             self._watches[recursive] = _FolderWatch.start(paths, recursive, self.enqueue)
             if current is not None:
                 current.stop()
+        # A missing folder made before its watch was active sent no event: read it now.
+        appeared = [f.path for f in folders if f.path in self._missing and os.path.isdir(f.path)]
+        if appeared:
+            self.enqueue(appeared)
 
     async def _register_with_client(self, folders: tuple[Folder, ...]) -> None:
         ls = self.ls
