@@ -4,7 +4,7 @@ import * as vscode from "vscode";
 import type { MemoryCatalog } from "./catalog";
 import { openPythonSetting } from "./interpreter";
 import { describeRoute, displayPath, memoryPickText, parseTags, suggestName } from "./format";
-import type { MemoryInfo, Scope } from "./protocol";
+import type { MemoryInfo, RouteResult, Scope } from "./protocol";
 import { errorText, ServerCommandError, type MemoryServer } from "./server";
 import { places, type MemoryNode } from "./tree";
 
@@ -108,8 +108,12 @@ export function registerCommands(
     return chosen;
   }
 
-  /** Ask for a name, showing where a save of it would go while it is typed. */
-  function askName(title: string, value: string, prompt: string): Thenable<string | undefined> {
+  /**
+   * Ask for a name, showing where a save of it would go while it is typed. For a name
+   * that will be written (`forWrite`), a read-only target is an error that blocks the
+   * prompt; a prefix that matches no folder is a warning.
+   */
+  function askName(title: string, value: string, prompt: string, forWrite = true): Thenable<string | undefined> {
     return vscode.window.showInputBox({
       title,
       value,
@@ -122,7 +126,7 @@ export function registerCommands(
         }
         try {
           const route = await server.call("memory.route", { name: text });
-          return { message: describeRoute(route, places()), severity: vscode.InputBoxValidationSeverity.Info };
+          return { message: describeRoute(route, places()), severity: routeSeverity(route, forWrite) };
         } catch (error) {
           return { message: errorText(error), severity: vscode.InputBoxValidationSeverity.Error };
         }
@@ -183,6 +187,11 @@ export function registerCommands(
       return;
     }
     const route = await server.call("memory.route", { name });
+    if (route.readOnly && !route.exists) {
+      // Refused before the tags are asked for, not after.
+      void vscode.window.showErrorMessage(describeRoute(route, places()));
+      return;
+    }
     if (route.exists) {
       const choice = await vscode.window.showWarningMessage(
         `Memory ${route.name} already exists (${displayPath(route.path, places())}).`,
@@ -349,6 +358,7 @@ export function registerCommands(
       "Where Would This Go?",
       selected && !selected.includes("\n") ? selected : "",
       "A memory name: its route is shown as you type",
+      false,
     );
     if (name === undefined) {
       return;
@@ -420,5 +430,15 @@ async function showError(error: unknown, server: MemoryServer): Promise<void> {
     }
     return;
   }
-  void vscode.window.showErrorMessage(`Memory: ${errorText(error)}`);
+  // The server's messages name the memory already ("Memory 'x' …"): no prefix.
+  void vscode.window.showErrorMessage(errorText(error));
+}
+
+function routeSeverity(route: RouteResult, forWrite: boolean): vscode.InputBoxValidationSeverity {
+  if (route.readOnly) {
+    return forWrite ? vscode.InputBoxValidationSeverity.Error : vscode.InputBoxValidationSeverity.Warning;
+  }
+  return route.unknownPrefix && !route.exists
+    ? vscode.InputBoxValidationSeverity.Warning
+    : vscode.InputBoxValidationSeverity.Info;
 }
