@@ -13,7 +13,7 @@ import {
 import { findInterpreter, onPythonExtensionChange, openPythonSetting, probe, workspaceRoot } from "./interpreter";
 import type { CommandName, Commands } from "./protocol";
 import { launcherPath, serverCommand, type Action, type StartProblem } from "./python";
-import { toServerSettings, type ServerSettings } from "./settings";
+import { SERVER_KEYS, toServerSettings, type ServerSettings } from "./settings";
 
 export type ServerState =
   | { kind: "starting" }
@@ -35,7 +35,7 @@ export class ServerCommandError extends Error {
 export function currentServerSettings(): ServerSettings {
   const config = vscode.workspace.getConfiguration("memoryLs", workspaceRoot());
   const section: Record<string, unknown> = {};
-  for (const key of ["layout", "primaryFolder", "additionalFolders", "globalFolder", "maxMemoryBytes", "diagnostics"]) {
+  for (const key of SERVER_KEYS) {
     section[key] = config.get(key);
   }
   return toServerSettings(section);
