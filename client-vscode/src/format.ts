@@ -149,3 +149,13 @@ export function suggestName(text: string): string {
     .slice(0, 60)
     .replace(/^[-_.]+|[-_.]+$/g, "");
 }
+
+/** A name for a file whose name breaks the rules: each forbidden character becomes `_`. */
+export function suggestValidName(name: string): string {
+  const replaced = name
+    .trim()
+    // Invalid in Windows file names, control characters and invisible format characters.
+    .replace(/[\\:*?"<>|]|\p{Cc}|\p{Cf}/gu, "_")
+    .replace(/^[.]+$/, "_");
+  return replaced || "memory";
+}

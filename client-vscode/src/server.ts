@@ -7,6 +7,7 @@ import {
   LanguageClient,
   ResponseError,
   State,
+  type DocumentSelector,
   type LanguageClientOptions,
   type ServerOptions,
 } from "vscode-languageclient/node";
@@ -31,9 +32,9 @@ export class ServerCommandError extends Error {
   }
 }
 
-/** The `memoryLs` settings the server should see now. */
-export function currentServerSettings(): ServerSettings {
-  const config = vscode.workspace.getConfiguration("memoryLs", workspaceRoot());
+/** The `memoryLs` settings the server of a workspace folder should see now. */
+export function currentServerSettings(folder: vscode.WorkspaceFolder | undefined = workspaceRoot()): ServerSettings {
+  const config = vscode.workspace.getConfiguration("memoryLs", folder);
   const section: Record<string, unknown> = {};
   for (const key of SERVER_KEYS) {
     section[key] = config.get(key);
@@ -47,6 +48,14 @@ const ACTION_LABELS: Record<Action, string> = {
   "show-output": "Show Output",
 };
 
+/** Which documents a server takes, when several workspace folders each have one. */
+export interface ServerRole {
+  /** Documents the server is sent (open, completion, diagnostics …). */
+  documentSelector: DocumentSelector;
+  /** Whether a file's workspace diagnostics are this server's to show (no duplicates). */
+  owns(uri: vscode.Uri): boolean;
+}
+
 export class MemoryServer implements vscode.Disposable {
   readonly output: vscode.LogOutputChannel;
   private client: LanguageClient | undefined;
@@ -57,16 +66,25 @@ export class MemoryServer implements vscode.Disposable {
   /** Fires whenever the server starts, stops or fails to start. */
   readonly onDidChangeState = this.stateEmitter.event;
 
-  /** `extensionPath`: where the VSIX is installed; the bundled server is in it. */
-  constructor(private readonly extensionPath: string) {
-    this.output = vscode.window.createOutputChannel("Memory LS", { log: true });
+  /**
+   * `extensionPath`: where the VSIX is installed; the bundled server is in it.
+   * `folder`: the workspace folder served (its root, its settings); `label` names the
+   * output channel ("Memory LS" for the first).
+   */
+  constructor(
+    private readonly extensionPath: string,
+    readonly folder: vscode.WorkspaceFolder | undefined,
+    private readonly role: ServerRole,
+    label = "Memory LS",
+  ) {
+    this.output = vscode.window.createOutputChannel(label, { log: true });
     this.disposables.push(
       this.output,
       this.stateEmitter,
       vscode.workspace.onDidChangeConfiguration((event) => {
-        if (event.affectsConfiguration("memoryLs.server")) {
+        if (event.affectsConfiguration("memoryLs.server", this.folder)) {
           void this.restart();
-        } else if (event.affectsConfiguration("memoryLs")) {
+        } else if (event.affectsConfiguration("memoryLs", this.folder)) {
           void this.pushSettings();
         }
       }),
@@ -102,7 +120,7 @@ export class MemoryServer implements vscode.Disposable {
       return;
     }
     this.setState({ kind: "starting" });
-    const folder = workspaceRoot();
+    const folder = this.folder;
     const cwd = folder?.uri.scheme === "file" ? folder.uri.fsPath : undefined;
     const interpreter = await findInterpreter();
     this.output.info(`Python: ${interpreter.choice.command} (${interpreter.choice.source})`);
@@ -120,14 +138,19 @@ export class MemoryServer implements vscode.Disposable {
     const { command, args } = serverCommand(interpreter.choice, launcherPath(this.extensionPath));
     const serverOptions: ServerOptions = { command, args, options: { cwd } };
     const clientOptions: LanguageClientOptions = {
-      documentSelector: [
-        { scheme: "file", language: "markdown" },
-        { scheme: "untitled", language: "markdown" },
-      ],
-      initializationOptions: currentServerSettings(),
+      documentSelector: this.role.documentSelector,
+      ...(folder !== undefined ? { workspaceFolder: folder } : {}),
+      initializationOptions: currentServerSettings(folder),
       outputChannel: this.output,
       traceOutputChannel: this.output,
       middleware: {
+        // In a multi-root window each file's problems come from the server of its folder.
+        provideWorkspaceDiagnostics: (resultIds, token, resultReporter, next) =>
+          next(
+            resultIds,
+            token,
+            (chunk) => resultReporter(chunk && { items: chunk.items.filter((item) => this.role.owns(item.uri)) }),
+          ),
         workspace: {
           // Answer workspace/configuration with the server's keys only.
           configuration: async (params, token, next) => {
@@ -194,7 +217,7 @@ export class MemoryServer implements vscode.Disposable {
       return;
     }
     await client.sendNotification(DidChangeConfigurationNotification.type, {
-      settings: { memoryLs: currentServerSettings() },
+      settings: { memoryLs: currentServerSettings(this.folder) },
     });
   }
 

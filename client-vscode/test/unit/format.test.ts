@@ -8,6 +8,7 @@ import {
   memoryPickText,
   parseTags,
   suggestName,
+  suggestValidName,
 } from "../../src/format";
 import type { MemoryInfo } from "../../src/protocol";
 
@@ -120,5 +121,14 @@ describe("small helpers", () => {
   it("suggests a name from selected text", () => {
     assert.equal(suggestName("\n## Login flow: the steps!\nmore"), "Login_flow_the_steps");
     assert.equal(suggestName("   "), "");
+  });
+});
+
+describe("suggestValidName", () => {
+  it("replaces what the naming rules forbid", () => {
+    assert.equal(suggestValidName("bad:draft"), "bad_draft");
+    assert.equal(suggestValidName("notes\u200bdraft"), "notes_draft");
+    assert.equal(suggestValidName(".."), "_");
+    assert.equal(suggestValidName("fine_name"), "fine_name");
   });
 });
