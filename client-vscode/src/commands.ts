@@ -6,7 +6,7 @@ import * as vscode from "vscode";
 import { openPythonSetting } from "./interpreter";
 import { describeRoute, displayPath, memoryPickText, parseTags, suggestName, suggestValidName } from "./format";
 import type { MemoryInfo, RouteResult, Scope } from "./protocol";
-import { errorText, ServerCommandError, type MemoryServer } from "./server";
+import { errorText, SERVER_COMMAND, ServerCommandError, type MemoryServer } from "./server";
 import type { MemoryServers, Served } from "./servers";
 import { places, type MemoryNode } from "./tree";
 
@@ -461,6 +461,15 @@ export function registerCommands(context: vscode.ExtensionContext, servers: Memo
 
   // Every served folder's server, without asking which.
   context.subscriptions.push(
+    vscode.commands.registerCommand(SERVER_COMMAND, async (folder: string, command: string, ...args: unknown[]) => {
+      const served = servers.all.find((entry) => (entry.folder?.uri.toString() ?? "") === folder) ?? servers.primary;
+      try {
+        return await served.server.execute(command, args);
+      } catch (error) {
+        await showError(error, served.server);
+        return undefined;
+      }
+    }),
     vscode.commands.registerCommand("memoryLs.restartServer", async () => {
       await Promise.all(servers.all.map(({ server }) => server.restart()));
     }),

@@ -42,6 +42,23 @@ export function currentServerSettings(folder: vscode.WorkspaceFolder | undefined
   return toServerSettings(section);
 }
 
+/** The VS Code command that runs a server command of a code action on the server that offered it. */
+export const SERVER_COMMAND = "memoryLs.serverCommand";
+
+/**
+ * A client that does not register the server's commands as VS Code commands: with one
+ * server per workspace folder the second registration of `memory.save` would fail. The
+ * commands of code actions go through SERVER_COMMAND instead (see the middleware).
+ */
+class MemoryLanguageClient extends LanguageClient {
+  override registerFeature(feature: Parameters<LanguageClient["registerFeature"]>[0]): void {
+    const method = (feature as { registrationType?: { method?: string } }).registrationType?.method;
+    if (method !== ExecuteCommandRequest.method) {
+      super.registerFeature(feature);
+    }
+  }
+}
+
 const ACTION_LABELS: Record<Action, string> = {
   "choose-python": "Choose Python…",
   "select-interpreter": "Select Interpreter…",
@@ -144,6 +161,25 @@ export class MemoryServer implements vscode.Disposable {
       outputChannel: this.output,
       traceOutputChannel: this.output,
       middleware: {
+        // A code action's command runs on this server (see MemoryLanguageClient).
+        provideCodeActions: async (document, range, context, token, next) => {
+          const actions = await next(document, range, context, token);
+          const key = this.folder?.uri.toString() ?? "";
+          const routed = (command: vscode.Command): vscode.Command => ({
+            title: command.title,
+            command: SERVER_COMMAND,
+            arguments: [key, command.command, ...(command.arguments ?? [])],
+          });
+          return actions?.map((action) => {
+            if (action instanceof vscode.CodeAction) {
+              if (action.command !== undefined) {
+                action.command = routed(action.command);
+              }
+              return action;
+            }
+            return routed(action);
+          });
+        },
         // In a multi-root window each file's problems come from the server of its folder.
         provideWorkspaceDiagnostics: (resultIds, token, resultReporter, next) =>
           next(
@@ -165,7 +201,7 @@ export class MemoryServer implements vscode.Disposable {
         },
       },
     };
-    const client = new LanguageClient("memoryLs", "Memory LS", serverOptions, clientOptions);
+    const client = new MemoryLanguageClient("memoryLs", "Memory LS", serverOptions, clientOptions);
     this.client = client;
     client.onDidChangeState((event) => {
       if (this.client !== client) {
@@ -223,6 +259,11 @@ export class MemoryServer implements vscode.Disposable {
 
   /** Call a server command; throws ServerCommandError with the server's message. */
   async call<K extends CommandName>(command: K, args: Commands[K][0]): Promise<Commands[K][1]> {
+    return (await this.execute(command, [args])) as Commands[K][1];
+  }
+
+  /** Run any server command with its arguments (a code action's, say). */
+  async execute(command: string, args: unknown[]): Promise<unknown> {
     await this.starting;
     const client = this.client;
     if (client === undefined || client.state !== State.Running) {
@@ -230,10 +271,7 @@ export class MemoryServer implements vscode.Disposable {
       throw new ServerCommandError(`The memory-ls language server is not running${why}.`, "not-running");
     }
     try {
-      return (await client.sendRequest(ExecuteCommandRequest.type, {
-        command,
-        arguments: [args],
-      })) as Commands[K][1];
+      return await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args });
     } catch (error) {
       if (error instanceof ResponseError) {
         const data: unknown = error.data;
