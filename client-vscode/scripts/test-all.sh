@@ -75,6 +75,6 @@ export MEMORY_LS_CODE_SERVER
 step "editor tests (code-server $(node -p "require('$MEMORY_LS_CODE_SERVER/package.json').version") in headless Chromium)"
 # One editor at a time: the machines have two cores.
 node --test --test-concurrency=1 client-vscode/test/editor/editor.test.mjs \
-  client-vscode/test/editor/fresh.test.mjs
+  client-vscode/test/editor/workspace.test.mjs client-vscode/test/editor/fresh.test.mjs
 
 step "all extension tests passed"

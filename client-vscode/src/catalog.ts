@@ -3,7 +3,6 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as vscode from "vscode";
-import { workspaceRoot } from "./interpreter";
 import type { MemoryInfo } from "./protocol";
 import { currentServerSettings, errorText, type MemoryServer } from "./server";
 import { memoryFolders } from "./settings";
@@ -35,7 +34,7 @@ export class MemoryCatalog implements vscode.Disposable {
         }
       }),
       vscode.workspace.onDidChangeConfiguration((event) => {
-        if (event.affectsConfiguration("memoryLs")) {
+        if (event.affectsConfiguration("memoryLs", server.folder)) {
           this.watch();
           this.reload(SETTINGS_RELOAD_DELAY_MS);
         }
@@ -77,10 +76,10 @@ export class MemoryCatalog implements vscode.Disposable {
 
   /** Watch the configured memory folders and those the list shows. */
   private watch(): void {
-    const folder = workspaceRoot();
+    const folder = this.server.folder;
     const root = folder?.uri.scheme === "file" ? folder.uri.fsPath : process.cwd();
     const paths = new Set(
-      memoryFolders(currentServerSettings(), {
+      memoryFolders(currentServerSettings(folder), {
         root,
         home: os.homedir(),
         env: process.env,

@@ -1,11 +1,13 @@
 // The palette commands (category "Memory"). Every store operation goes through the
 // server's `memory.*` commands; errors show the server's message.
+import * as fs from "node:fs";
+import * as nodePath from "node:path";
 import * as vscode from "vscode";
-import type { MemoryCatalog } from "./catalog";
 import { openPythonSetting } from "./interpreter";
-import { describeRoute, displayPath, memoryPickText, parseTags, suggestName } from "./format";
-import type { MemoryInfo, Scope } from "./protocol";
-import { errorText, ServerCommandError, type MemoryServer } from "./server";
+import { describeRoute, displayPath, memoryPickText, parseTags, suggestName, suggestValidName } from "./format";
+import type { MemoryInfo, RouteResult, Scope } from "./protocol";
+import { errorText, SERVER_COMMAND, ServerCommandError, type MemoryServer } from "./server";
+import type { MemoryServers, Served } from "./servers";
 import { places, type MemoryNode } from "./tree";
 
 /** What a command was invoked on: a tree node, a file, a name, or nothing (then it asks). */
@@ -29,25 +31,42 @@ interface SearchPickItem extends vscode.QuickPickItem {
 
 const SEARCH_DELAY_MS = 150;
 
-export function registerCommands(
-  context: vscode.ExtensionContext,
-  server: MemoryServer,
-  catalog: MemoryCatalog,
-): void {
-  const register = (id: string, handler: (target?: Target) => Promise<unknown>): void => {
+export function registerCommands(context: vscode.ExtensionContext, servers: MemoryServers): void {
+  /** The served workspace folder a command acts in: its target's, else the active or picked one. */
+  async function servedFor(target: Target): Promise<Served | undefined> {
+    if (target !== undefined && typeof target === "object" && "kind" in target) {
+      return target.served;
+    }
+    if (target instanceof vscode.Uri) {
+      return servers.forUri(target);
+    }
+    return servers.choose();
+  }
+
+  const register = (id: string, handler: (served: Served, target?: Target) => Promise<unknown>): void => {
     context.subscriptions.push(
       vscode.commands.registerCommand(id, async (target?: Target) => {
+        let served: Served | undefined;
         try {
-          await handler(target);
+          served = await servedFor(target);
+          if (served !== undefined) {
+            await handler(served, target);
+          }
         } catch (error) {
-          await showError(error, server);
+          await showError(error, (served ?? servers.primary).server);
         }
       }),
     );
   };
 
   /** A memory the command acts on: the target, else one the user picks. */
-  async function resolveTarget(target: Target, title: string, preview: boolean): Promise<MemoryRef | undefined> {
+  async function resolveTarget(
+    served: Served,
+    target: Target,
+    title: string,
+    preview: boolean,
+  ): Promise<MemoryRef | undefined> {
+    const { server, folder } = served;
     if (target !== undefined && typeof target === "object" && "kind" in target) {
       return target.kind === "memory" ? target.memory : undefined;
     }
@@ -57,22 +76,22 @@ export function registerCommands(
       const found = memories.find((memory) => (path !== undefined ? memory.path === path : memory.name === target));
       if (found === undefined) {
         throw new ServerCommandError(
-          `${path !== undefined ? displayPath(path, places()) : String(target)} is not a memory.`,
+          `${path !== undefined ? displayPath(path, places(folder)) : String(target)} is not a memory.`,
           "not-found",
         );
       }
       return found;
     }
-    return pickMemory(title, preview);
+    return pickMemory(served, title, preview);
   }
 
-  async function pickMemory(title: string, preview: boolean): Promise<MemoryInfo | undefined> {
+  async function pickMemory({ server, folder }: Served, title: string, preview: boolean): Promise<MemoryInfo | undefined> {
     const { memories } = await server.call("memory.list", { scope: "all" });
     if (memories.length === 0) {
       void vscode.window.showInformationMessage("There are no memories yet. Create one with Memory: New Memory….");
       return undefined;
     }
-    const where = places();
+    const where = places(folder);
     const pick = vscode.window.createQuickPick<MemoryPickItem>();
     pick.title = title;
     pick.placeholder = "Type a memory name, folder, scope or #tag";
@@ -108,8 +127,18 @@ export function registerCommands(
     return chosen;
   }
 
-  /** Ask for a name, showing where a save of it would go while it is typed. */
-  function askName(title: string, value: string, prompt: string): Thenable<string | undefined> {
+  /**
+   * Ask for a name, showing where a save of it would go while it is typed. For a name
+   * that will be written (`forWrite`), a read-only target is an error that blocks the
+   * prompt; a prefix that matches no folder is a warning.
+   */
+  function askName(
+    { server, folder }: Served,
+    title: string,
+    value: string,
+    prompt: string,
+    forWrite = true,
+  ): Thenable<string | undefined> {
     return vscode.window.showInputBox({
       title,
       value,
@@ -122,7 +151,7 @@ export function registerCommands(
         }
         try {
           const route = await server.call("memory.route", { name: text });
-          return { message: describeRoute(route, places()), severity: vscode.InputBoxValidationSeverity.Info };
+          return { message: describeRoute(route, places(folder)), severity: routeSeverity(route, forWrite) };
         } catch (error) {
           return { message: errorText(error), severity: vscode.InputBoxValidationSeverity.Error };
         }
@@ -131,13 +160,13 @@ export function registerCommands(
   }
 
   /** Confirm overwriting when a name exists; false when the user declines. */
-  async function confirmOverwrite(name: string): Promise<boolean> {
+  async function confirmOverwrite({ server, folder }: Served, name: string): Promise<boolean> {
     const route = await server.call("memory.route", { name });
     if (!route.exists) {
       return true;
     }
     const answer = await vscode.window.showWarningMessage(
-      `Memory ${route.name} already exists (${displayPath(route.path, places())}). Overwrite it?`,
+      `Memory ${route.name} already exists (${displayPath(route.path, places(folder))}). Overwrite it?`,
       { modal: true },
       "Overwrite",
     );
@@ -153,22 +182,23 @@ export function registerCommands(
     await vscode.window.showTextDocument(vscode.Uri.file(path), options);
   }
 
-  register("memoryLs.saveSelection", async () => {
+  register("memoryLs.saveSelection", async (served) => {
+    const { server, catalog, folder } = served;
     const editor = vscode.window.activeTextEditor;
     const text = editor?.document.getText(editor.selection) ?? "";
     if (editor === undefined || !text.trim()) {
       void vscode.window.showWarningMessage("Select the text to save as a memory first.");
       return;
     }
-    const name = await askName("Save Selection as Memory", suggestName(text), "Name of the new memory");
-    if (name === undefined || !(await confirmOverwrite(name))) {
+    const name = await askName(served, "Save Selection as Memory", suggestName(text), "Name of the new memory");
+    if (name === undefined || !(await confirmOverwrite(served, name))) {
       return;
     }
     const content = text.endsWith("\n") ? text : `${text}\n`;
     const saved = await server.call("memory.save", { name, content });
     catalog.reload();
     const choice = await vscode.window.showInformationMessage(
-      `Saved memory ${saved.name} to ${displayPath(saved.path, places())}.`,
+      `Saved memory ${saved.name} to ${displayPath(saved.path, places(folder))}.`,
       "Open",
     );
     if (choice === "Open") {
@@ -176,16 +206,22 @@ export function registerCommands(
     }
   });
 
-  register("memoryLs.newMemory", async (target) => {
+  register("memoryLs.newMemory", async (served, target) => {
+    const { server, catalog, folder } = served;
     const name =
-      typeof target === "string" ? target : await askName("New Memory", "", "Name of the new memory");
+      typeof target === "string" ? target : await askName(served, "New Memory", "", "Name of the new memory");
     if (name === undefined) {
       return;
     }
     const route = await server.call("memory.route", { name });
+    if (route.readOnly && !route.exists) {
+      // Refused before the tags are asked for, not after.
+      void vscode.window.showErrorMessage(describeRoute(route, places(folder)));
+      return;
+    }
     if (route.exists) {
       const choice = await vscode.window.showWarningMessage(
-        `Memory ${route.name} already exists (${displayPath(route.path, places())}).`,
+        `Memory ${route.name} already exists (${displayPath(route.path, places(folder))}).`,
         "Open It",
       );
       if (choice === "Open It") {
@@ -215,15 +251,15 @@ export function registerCommands(
     editor.selection = new vscode.Selection(end, end);
   });
 
-  register("memoryLs.openMemory", async (target) => {
-    const memory = await resolveTarget(target, "Open Memory", true);
+  register("memoryLs.openMemory", async (served, target) => {
+    const memory = await resolveTarget(served, target, "Open Memory", true);
     if (memory !== undefined) {
       await open(memory.path);
     }
   });
 
-  register("memoryLs.editMemory", async (target) => {
-    const memory = await resolveTarget(target, "Edit Memory", true);
+  register("memoryLs.editMemory", async (served, target) => {
+    const memory = await resolveTarget(served, target, "Edit Memory", true);
     if (memory === undefined) {
       return;
     }
@@ -235,14 +271,15 @@ export function registerCommands(
     }
   });
 
-  register("memoryLs.deleteMemory", async (target) => {
-    const memory = await resolveTarget(target, "Delete Memory", false);
+  register("memoryLs.deleteMemory", async (served, target) => {
+    const { server, catalog, folder } = served;
+    const memory = await resolveTarget(served, target, "Delete Memory", false);
     if (memory === undefined) {
       return;
     }
     const answer = await vscode.window.showWarningMessage(
       `Delete memory ${memory.name}?`,
-      { modal: true, detail: `${displayPath(memory.path, places())} will be deleted from disk.` },
+      { modal: true, detail: `${displayPath(memory.path, places(folder))} will be deleted from disk.` },
       "Delete",
     );
     if (answer !== "Delete") {
@@ -251,11 +288,12 @@ export function registerCommands(
     const deleted = await server.call("memory.delete", { name: memory.name, scope: memory.scope });
     catalog.reload();
     void vscode.window.showInformationMessage(
-      `Deleted memory ${deleted.name} (${displayPath(deleted.path, places())}).`,
+      `Deleted memory ${deleted.name} (${displayPath(deleted.path, places(folder))}).`,
     );
   });
 
-  register("memoryLs.searchMemories", async () => {
+  register("memoryLs.searchMemories", async (served) => {
+    const { server } = served;
     const pick = vscode.window.createQuickPick<SearchPickItem>();
     pick.title = "Search Memories";
     pick.placeholder = "Words to find in memory names and text (case-insensitive)";
@@ -320,12 +358,13 @@ export function registerCommands(
     }
   });
 
-  register("memoryLs.moveMemory", async (target) => {
-    const memory = await resolveTarget(target, "Move/Rename Memory", false);
+  register("memoryLs.moveMemory", async (served, target) => {
+    const { server, catalog, folder } = served;
+    const memory = await resolveTarget(served, target, "Move/Rename Memory", false);
     if (memory === undefined) {
       return;
     }
-    const newName = await askName(`Move/Rename Memory ${memory.name}`, memory.name, "New name (routed like a new save)");
+    const newName = await askName(served, `Move/Rename Memory ${memory.name}`, memory.name, "New name (routed like a new save)");
     if (newName === undefined || newName === memory.name) {
       return;
     }
@@ -334,7 +373,7 @@ export function registerCommands(
     const references =
       moved.updatedReferences === 1 ? "1 reference updated" : `${moved.updatedReferences} references updated`;
     const choice = await vscode.window.showInformationMessage(
-      `Moved memory ${moved.name} to ${moved.newName} (${displayPath(moved.path, places())}); ${references}.`,
+      `Moved memory ${moved.name} to ${moved.newName} (${displayPath(moved.path, places(folder))}); ${references}.`,
       "Open",
     );
     if (choice === "Open") {
@@ -342,19 +381,75 @@ export function registerCommands(
     }
   });
 
-  register("memoryLs.routeMemory", async () => {
+  // A file whose name breaks the naming rules is read-only until renamed; memory.move
+  // cannot name it, so the file itself is renamed through the editor: open editors move
+  // with it, and the server's willRenameFiles rewrites the references to it (as its
+  // invalid-name quick fix does).
+  register("memoryLs.renameFile", async (served, target) => {
+    const { server, catalog, folder } = served;
+    const memory = await resolveTarget(served, target, "Rename File to a Valid Name", false);
+    if (memory === undefined) {
+      return;
+    }
+    try {
+      await server.call("memory.route", { name: memory.name, scope: memory.scope });
+      throw new ServerCommandError(
+        `Memory ${memory.name} has a valid name: it is read-only because of its folder or Serena's read_only_memory_patterns, and is not renamed here.`,
+        "read-only",
+      );
+    } catch (error) {
+      if (!(error instanceof ServerCommandError && error.code === "invalid-name")) {
+        throw error;
+      }
+    }
+    const directory = nodePath.dirname(memory.path);
+    const segments = memory.name.split("/");
+    const topic = segments.slice(0, -1).join("/");
+    const newPath = (base: string): string => nodePath.join(directory, `${base}.md`);
+    const base = await vscode.window.showInputBox({
+      title: `Rename ${memory.name}`,
+      prompt: "A valid memory name for the file (it stays in its folder)",
+      value: suggestValidName(segments[segments.length - 1] ?? memory.name),
+      ignoreFocusOut: true,
+      validateInput: async (text) => {
+        const name = text.trim();
+        if (!name || name.includes("/")) {
+          return "Type a name without /: the file stays in its folder.";
+        }
+        try {
+          await server.call("memory.route", { name: topic ? `${topic}/${name}` : name, scope: memory.scope });
+        } catch (error) {
+          return errorText(error);
+        }
+        return fs.existsSync(newPath(name)) ? `${displayPath(newPath(name), places(folder))} already exists.` : undefined;
+      },
+    });
+    if (base === undefined) {
+      return;
+    }
+    const edit = new vscode.WorkspaceEdit();
+    edit.renameFile(vscode.Uri.file(memory.path), vscode.Uri.file(newPath(base.trim())), { overwrite: false });
+    if (!(await vscode.workspace.applyEdit(edit))) {
+      throw new ServerCommandError(`${displayPath(memory.path, places(folder))} could not be renamed.`, "io-error");
+    }
+    catalog.reload();
+  });
+
+  register("memoryLs.routeMemory", async (served) => {
+    const { server, folder } = served;
     const editor = vscode.window.activeTextEditor;
     const selected = editor?.document.getText(editor.selection).trim() ?? "";
-    const name = await askName(
+    const name = await askName(served, 
       "Where Would This Go?",
       selected && !selected.includes("\n") ? selected : "",
       "A memory name: its route is shown as you type",
+      false,
     );
     if (name === undefined) {
       return;
     }
     const route = await server.call("memory.route", { name });
-    const text = describeRoute(route, places());
+    const text = describeRoute(route, places(folder));
     if (route.exists) {
       if ((await vscode.window.showInformationMessage(text, "Open")) === "Open") {
         await open(route.path);
@@ -364,30 +459,42 @@ export function registerCommands(
     }
   });
 
-  register("memoryLs.restartServer", async () => {
-    await server.restart();
-  });
+  // Every served folder's server, without asking which.
+  context.subscriptions.push(
+    vscode.commands.registerCommand(SERVER_COMMAND, async (folder: string, command: string, ...args: unknown[]) => {
+      const served = servers.all.find((entry) => (entry.folder?.uri.toString() ?? "") === folder) ?? servers.primary;
+      try {
+        return await served.server.execute(command, args);
+      } catch (error) {
+        await showError(error, served.server);
+        return undefined;
+      }
+    }),
+    vscode.commands.registerCommand("memoryLs.restartServer", async () => {
+      await Promise.all(servers.all.map(({ server }) => server.restart()));
+    }),
+    vscode.commands.registerCommand("memoryLs.refresh", async () => {
+      await Promise.all(servers.all.map(({ catalog }) => catalog.reloadNow()));
+    }),
+  );
 
   register("memoryLs.choosePython", async () => {
     await openPythonSetting();
   });
 
-  register("memoryLs.showOutput", async () => {
+  register("memoryLs.showOutput", async (served) => {
+    const { server } = served;
     server.output.show(true);
   });
 
-  register("memoryLs.refresh", async () => {
-    await catalog.reloadNow();
-  });
-
-  register("memoryLs.revealInOS", async (target) => {
+  register("memoryLs.revealInOS", async (_served, target) => {
     const uri = nodeUri(target);
     if (uri !== undefined) {
       await vscode.commands.executeCommand("revealFileInOS", uri);
     }
   });
 
-  register("memoryLs.revealInExplorer", async (target) => {
+  register("memoryLs.revealInExplorer", async (_served, target) => {
     const uri = nodeUri(target);
     if (uri !== undefined) {
       await vscode.commands.executeCommand("revealInExplorer", uri);
@@ -420,5 +527,15 @@ async function showError(error: unknown, server: MemoryServer): Promise<void> {
     }
     return;
   }
-  void vscode.window.showErrorMessage(`Memory: ${errorText(error)}`);
+  // The server's messages name the memory already ("Memory 'x' …"): no prefix.
+  void vscode.window.showErrorMessage(errorText(error));
+}
+
+function routeSeverity(route: RouteResult, forWrite: boolean): vscode.InputBoxValidationSeverity {
+  if (route.readOnly) {
+    return forWrite ? vscode.InputBoxValidationSeverity.Error : vscode.InputBoxValidationSeverity.Warning;
+  }
+  return route.unknownPrefix && !route.exists
+    ? vscode.InputBoxValidationSeverity.Warning
+    : vscode.InputBoxValidationSeverity.Info;
 }

@@ -1,30 +1,27 @@
-// Memory LS: starts the memory-ls language server and adds the Memory commands, the
-// Memories view and the status bar item.
+// Memory LS: starts the memory-ls language servers (one per workspace folder with a
+// memory store) and adds the Memory commands, the Memories view and the status bar item.
 import * as vscode from "vscode";
-import { MemoryCatalog } from "./catalog";
 import { registerCommands } from "./commands";
-import { MemoryServer } from "./server";
+import { MemoryServers } from "./servers";
 import { MemoryStatus } from "./status";
 import { MemoriesTree } from "./tree";
 
-let server: MemoryServer | undefined;
+let servers: MemoryServers | undefined;
 
 export function activate(context: vscode.ExtensionContext): void {
-  server = new MemoryServer(context.extensionPath);
-  const catalog = new MemoryCatalog(server);
-  const tree = new MemoriesTree(catalog);
+  servers = new MemoryServers(context.extensionPath);
+  const tree = new MemoriesTree(servers);
   context.subscriptions.push(
-    server,
-    catalog,
+    servers,
     tree,
     vscode.window.createTreeView("memoryLs.memories", { treeDataProvider: tree, showCollapseAll: true }),
-    new MemoryStatus(server, catalog),
+    new MemoryStatus(servers),
   );
-  registerCommands(context, server, catalog);
-  void server.start();
+  registerCommands(context, servers);
+  void servers.update();
 }
 
 export async function deactivate(): Promise<void> {
-  await server?.stop();
-  server = undefined;
+  await servers?.stop();
+  servers = undefined;
 }

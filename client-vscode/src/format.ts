@@ -35,9 +35,20 @@ const ROUTE_REASONS: Record<RoutedBy, string> = {
   default: "new; the primary folder",
 };
 
-/** "FEATURE_x → shared/feature/FEATURE_x.md (new; routed by its ALL-CAPS prefix)". */
+/**
+ * "FEATURE_x → shared/feature/FEATURE_x.md (new; routed by its ALL-CAPS prefix)", with
+ * what a save would be told: a read-only target, or a prefix that matches no folder.
+ */
 export function describeRoute(route: RouteResult, places: Places): string {
-  return `${route.name} → ${displayPath(route.path, places)} (${ROUTE_REASONS[route.routedBy] ?? route.routedBy})`;
+  const where = `${route.name} → ${displayPath(route.path, places)}`;
+  if (route.readOnly) {
+    return `${where} is read-only: a save there is refused. Choose another name or prefix.`;
+  }
+  const text = `${where} (${ROUTE_REASONS[route.routedBy] ?? route.routedBy})`;
+  if (route.unknownPrefix && !route.exists) {
+    return `${text}. Prefix ${route.unknownPrefix} matches no additional folder, so it stays in the primary folder.`;
+  }
+  return text;
 }
 
 export function scopeLabel(scope: Scope): string {
@@ -137,4 +148,14 @@ export function suggestName(text: string): string {
     .join("_")
     .slice(0, 60)
     .replace(/^[-_.]+|[-_.]+$/g, "");
+}
+
+/** A name for a file whose name breaks the rules: each forbidden character becomes `_`. */
+export function suggestValidName(name: string): string {
+  const replaced = name
+    .trim()
+    // Invalid in Windows file names, control characters and invisible format characters.
+    .replace(/[\\:*?"<>|]|\p{Cc}|\p{Cf}/gu, "_")
+    .replace(/^[.]+$/, "_");
+  return replaced || "memory";
 }

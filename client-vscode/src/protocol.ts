@@ -93,6 +93,10 @@ export interface RouteResult {
   folder: string;
   routedBy: RoutedBy;
   exists: boolean;
+  /** The target folder is read-only (`:ro`, or Serena's read_only_memory_patterns): a save is refused. */
+  readOnly: boolean;
+  /** The name's ALL-CAPS prefix when it matches no additional folder (it stays in the primary folder). */
+  unknownPrefix: string | null;
 }
 
 /** Each server command with its argument and result types. */

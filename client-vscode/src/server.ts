@@ -7,13 +7,14 @@ import {
   LanguageClient,
   ResponseError,
   State,
+  type DocumentSelector,
   type LanguageClientOptions,
   type ServerOptions,
 } from "vscode-languageclient/node";
 import { findInterpreter, onPythonExtensionChange, openPythonSetting, probe, workspaceRoot } from "./interpreter";
 import type { CommandName, Commands } from "./protocol";
 import { launcherPath, serverCommand, type Action, type StartProblem } from "./python";
-import { toServerSettings, type ServerSettings } from "./settings";
+import { SERVER_KEYS, toServerSettings, type ServerSettings } from "./settings";
 
 export type ServerState =
   | { kind: "starting" }
@@ -31,14 +32,31 @@ export class ServerCommandError extends Error {
   }
 }
 
-/** The `memoryLs` settings the server should see now. */
-export function currentServerSettings(): ServerSettings {
-  const config = vscode.workspace.getConfiguration("memoryLs", workspaceRoot());
+/** The `memoryLs` settings the server of a workspace folder should see now. */
+export function currentServerSettings(folder: vscode.WorkspaceFolder | undefined = workspaceRoot()): ServerSettings {
+  const config = vscode.workspace.getConfiguration("memoryLs", folder);
   const section: Record<string, unknown> = {};
-  for (const key of ["layout", "primaryFolder", "additionalFolders", "globalFolder", "maxMemoryBytes", "diagnostics"]) {
+  for (const key of SERVER_KEYS) {
     section[key] = config.get(key);
   }
   return toServerSettings(section);
+}
+
+/** The VS Code command that runs a server command of a code action on the server that offered it. */
+export const SERVER_COMMAND = "memoryLs.serverCommand";
+
+/**
+ * A client that does not register the server's commands as VS Code commands: with one
+ * server per workspace folder the second registration of `memory.save` would fail. The
+ * commands of code actions go through SERVER_COMMAND instead (see the middleware).
+ */
+class MemoryLanguageClient extends LanguageClient {
+  override registerFeature(feature: Parameters<LanguageClient["registerFeature"]>[0]): void {
+    const method = (feature as { registrationType?: { method?: string } }).registrationType?.method;
+    if (method !== ExecuteCommandRequest.method) {
+      super.registerFeature(feature);
+    }
+  }
 }
 
 const ACTION_LABELS: Record<Action, string> = {
@@ -46,6 +64,14 @@ const ACTION_LABELS: Record<Action, string> = {
   "select-interpreter": "Select Interpreter…",
   "show-output": "Show Output",
 };
+
+/** Which documents a server takes, when several workspace folders each have one. */
+export interface ServerRole {
+  /** Documents the server is sent (open, completion, diagnostics …). */
+  documentSelector: DocumentSelector;
+  /** Whether a file's workspace diagnostics are this server's to show (no duplicates). */
+  owns(uri: vscode.Uri): boolean;
+}
 
 export class MemoryServer implements vscode.Disposable {
   readonly output: vscode.LogOutputChannel;
@@ -57,16 +83,25 @@ export class MemoryServer implements vscode.Disposable {
   /** Fires whenever the server starts, stops or fails to start. */
   readonly onDidChangeState = this.stateEmitter.event;
 
-  /** `extensionPath`: where the VSIX is installed; the bundled server is in it. */
-  constructor(private readonly extensionPath: string) {
-    this.output = vscode.window.createOutputChannel("Memory LS", { log: true });
+  /**
+   * `extensionPath`: where the VSIX is installed; the bundled server is in it.
+   * `folder`: the workspace folder served (its root, its settings); `label` names the
+   * output channel ("Memory LS" for the first).
+   */
+  constructor(
+    private readonly extensionPath: string,
+    readonly folder: vscode.WorkspaceFolder | undefined,
+    private readonly role: ServerRole,
+    label = "Memory LS",
+  ) {
+    this.output = vscode.window.createOutputChannel(label, { log: true });
     this.disposables.push(
       this.output,
       this.stateEmitter,
       vscode.workspace.onDidChangeConfiguration((event) => {
-        if (event.affectsConfiguration("memoryLs.server")) {
+        if (event.affectsConfiguration("memoryLs.server", this.folder)) {
           void this.restart();
-        } else if (event.affectsConfiguration("memoryLs")) {
+        } else if (event.affectsConfiguration("memoryLs", this.folder)) {
           void this.pushSettings();
         }
       }),
@@ -102,7 +137,7 @@ export class MemoryServer implements vscode.Disposable {
       return;
     }
     this.setState({ kind: "starting" });
-    const folder = workspaceRoot();
+    const folder = this.folder;
     const cwd = folder?.uri.scheme === "file" ? folder.uri.fsPath : undefined;
     const interpreter = await findInterpreter();
     this.output.info(`Python: ${interpreter.choice.command} (${interpreter.choice.source})`);
@@ -120,14 +155,38 @@ export class MemoryServer implements vscode.Disposable {
     const { command, args } = serverCommand(interpreter.choice, launcherPath(this.extensionPath));
     const serverOptions: ServerOptions = { command, args, options: { cwd } };
     const clientOptions: LanguageClientOptions = {
-      documentSelector: [
-        { scheme: "file", language: "markdown" },
-        { scheme: "untitled", language: "markdown" },
-      ],
-      initializationOptions: currentServerSettings(),
+      documentSelector: this.role.documentSelector,
+      ...(folder !== undefined ? { workspaceFolder: folder } : {}),
+      initializationOptions: currentServerSettings(folder),
       outputChannel: this.output,
       traceOutputChannel: this.output,
       middleware: {
+        // A code action's command runs on this server (see MemoryLanguageClient).
+        provideCodeActions: async (document, range, context, token, next) => {
+          const actions = await next(document, range, context, token);
+          const key = this.folder?.uri.toString() ?? "";
+          const routed = (command: vscode.Command): vscode.Command => ({
+            title: command.title,
+            command: SERVER_COMMAND,
+            arguments: [key, command.command, ...(command.arguments ?? [])],
+          });
+          return actions?.map((action) => {
+            if (action instanceof vscode.CodeAction) {
+              if (action.command !== undefined) {
+                action.command = routed(action.command);
+              }
+              return action;
+            }
+            return routed(action);
+          });
+        },
+        // In a multi-root window each file's problems come from the server of its folder.
+        provideWorkspaceDiagnostics: (resultIds, token, resultReporter, next) =>
+          next(
+            resultIds,
+            token,
+            (chunk) => resultReporter(chunk && { items: chunk.items.filter((item) => this.role.owns(item.uri)) }),
+          ),
         workspace: {
           // Answer workspace/configuration with the server's keys only.
           configuration: async (params, token, next) => {
@@ -142,7 +201,7 @@ export class MemoryServer implements vscode.Disposable {
         },
       },
     };
-    const client = new LanguageClient("memoryLs", "Memory LS", serverOptions, clientOptions);
+    const client = new MemoryLanguageClient("memoryLs", "Memory LS", serverOptions, clientOptions);
     this.client = client;
     client.onDidChangeState((event) => {
       if (this.client !== client) {
@@ -194,12 +253,17 @@ export class MemoryServer implements vscode.Disposable {
       return;
     }
     await client.sendNotification(DidChangeConfigurationNotification.type, {
-      settings: { memoryLs: currentServerSettings() },
+      settings: { memoryLs: currentServerSettings(this.folder) },
     });
   }
 
   /** Call a server command; throws ServerCommandError with the server's message. */
   async call<K extends CommandName>(command: K, args: Commands[K][0]): Promise<Commands[K][1]> {
+    return (await this.execute(command, [args])) as Commands[K][1];
+  }
+
+  /** Run any server command with its arguments (a code action's, say). */
+  async execute(command: string, args: unknown[]): Promise<unknown> {
     await this.starting;
     const client = this.client;
     if (client === undefined || client.state !== State.Running) {
@@ -207,10 +271,7 @@ export class MemoryServer implements vscode.Disposable {
       throw new ServerCommandError(`The memory-ls language server is not running${why}.`, "not-running");
     }
     try {
-      return (await client.sendRequest(ExecuteCommandRequest.type, {
-        command,
-        arguments: [args],
-      })) as Commands[K][1];
+      return await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args });
     } catch (error) {
       if (error instanceof ResponseError) {
         const data: unknown = error.data;

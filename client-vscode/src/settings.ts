@@ -10,6 +10,7 @@ export const SERVER_KEYS = [
   "globalFolder",
   "maxMemoryBytes",
   "diagnostics",
+  "diagnosticsScope",
 ] as const;
 
 export type ServerKey = (typeof SERVER_KEYS)[number];

@@ -1,26 +1,47 @@
 // The status bar item: how many memories there are, and whether the server runs.
 import * as vscode from "vscode";
-import type { MemoryCatalog } from "./catalog";
 import { countLabel } from "./format";
-import type { MemoryServer } from "./server";
+import type { MemoryServers } from "./servers";
 
 export class MemoryStatus implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
-  private readonly subscriptions: vscode.Disposable[];
+  private readonly subscription: vscode.Disposable;
+  private subscriptions: vscode.Disposable[] = [];
 
-  constructor(
-    private readonly server: MemoryServer,
-    private readonly catalog: MemoryCatalog,
-  ) {
+  constructor(private readonly servers: MemoryServers) {
     this.item = vscode.window.createStatusBarItem("memoryLs.status", vscode.StatusBarAlignment.Right, 100);
     this.item.name = "Memory LS";
-    this.subscriptions = [server.onDidChangeState(() => this.update()), catalog.onDidChange(() => this.update())];
-    this.update();
+    this.subscription = servers.onDidChange(() => this.follow());
+    this.follow();
     this.item.show();
   }
 
+  /** Listen to every served folder's server and catalog. */
+  private follow(): void {
+    for (const subscription of this.subscriptions) {
+      subscription.dispose();
+    }
+    this.subscriptions = this.servers.all.flatMap(({ server, catalog }) => [
+      server.onDidChangeState(() => this.update()),
+      catalog.onDidChange(() => this.update()),
+    ]);
+    this.update();
+  }
+
   private update(): void {
-    const state = this.server.state;
+    const all = this.servers.all;
+    if (all.length === 0) {
+      return;
+    }
+    // A stopped server is what needs attention; else starting; else all run.
+    const states = all.map(({ server }) => server.state);
+    const state =
+      states.find((candidate) => candidate.kind === "stopped") ??
+      states.find((candidate) => candidate.kind === "starting") ??
+      states[0];
+    if (state === undefined) {
+      return;
+    }
     const item = this.item;
     item.backgroundColor = undefined;
     switch (state.kind) {
@@ -30,7 +51,7 @@ export class MemoryStatus implements vscode.Disposable {
         item.command = "memoryLs.showOutput";
         break;
       case "running": {
-        const count = this.catalog.memories.length;
+        const count = all.reduce((sum, { catalog }) => sum + catalog.memories.length, 0);
         item.text = `$(book) ${countLabel(count)}`;
         item.tooltip = `Memory LS: the language server is running (${state.python}); ${countLabel(count)}. Click to open one.`;
         item.command = "memoryLs.openMemory";
@@ -46,6 +67,7 @@ export class MemoryStatus implements vscode.Disposable {
   }
 
   dispose(): void {
+    this.subscription.dispose();
     for (const subscription of this.subscriptions) {
       subscription.dispose();
     }

@@ -1,18 +1,20 @@
-// The "Memories" view in the Explorer: scopes, then folders, then memories.
+// The "Memories" view in the Explorer: scopes, then folders, then memories; in a
+// multi-root window, each served workspace folder first.
 import * as os from "node:os";
 import * as vscode from "vscode";
-import type { MemoryCatalog } from "./catalog";
 import { displayPath, groupMemories, type FolderGroup, type Places, type ScopeGroup } from "./format";
 import { workspaceRoot } from "./interpreter";
 import type { MemoryInfo } from "./protocol";
+import type { MemoryServers, Served } from "./servers";
 
 export type MemoryNode =
-  | { kind: "scope"; group: ScopeGroup }
-  | { kind: "folder"; group: FolderGroup; scope: ScopeGroup }
-  | { kind: "memory"; memory: MemoryInfo };
+  | { kind: "root"; served: Served }
+  | { kind: "scope"; group: ScopeGroup; served: Served }
+  | { kind: "folder"; group: FolderGroup; scope: ScopeGroup; served: Served }
+  | { kind: "memory"; memory: MemoryInfo; served: Served };
 
-export function places(): Places {
-  const folder = workspaceRoot();
+/** Where paths are shown from: a workspace folder (the first by default) and home. */
+export function places(folder: vscode.WorkspaceFolder | undefined = workspaceRoot()): Places {
   return { root: folder?.uri.scheme === "file" ? folder.uri.fsPath : undefined, home: os.homedir() };
 }
 
@@ -20,33 +22,68 @@ export class MemoriesTree implements vscode.TreeDataProvider<MemoryNode>, vscode
   private readonly changeEmitter = new vscode.EventEmitter<MemoryNode | undefined>();
   readonly onDidChangeTreeData = this.changeEmitter.event;
   private readonly subscription: vscode.Disposable;
-  private groups: ScopeGroup[] = [];
+  private catalogSubscriptions: vscode.Disposable[] = [];
 
-  constructor(catalog: MemoryCatalog) {
-    this.subscription = catalog.onDidChange(() => {
-      this.groups = groupMemories(catalog.memories, places());
-      this.changeEmitter.fire(undefined);
-    });
+  constructor(private readonly servers: MemoryServers) {
+    this.subscription = servers.onDidChange(() => this.follow());
+    this.follow();
+  }
+
+  /** Listen to the catalogs of the folders served now. */
+  private follow(): void {
+    for (const subscription of this.catalogSubscriptions) {
+      subscription.dispose();
+    }
+    this.catalogSubscriptions = this.servers.all.map((served) =>
+      served.catalog.onDidChange(() => this.changeEmitter.fire(undefined)),
+    );
+    this.changeEmitter.fire(undefined);
+  }
+
+  private scopes(served: Served): MemoryNode[] {
+    return groupMemories(served.catalog.memories, places(served.folder)).map((group) => ({
+      kind: "scope",
+      group,
+      served,
+    }));
   }
 
   getChildren(node?: MemoryNode): MemoryNode[] {
     if (node === undefined) {
-      return this.groups.map((group) => ({ kind: "scope", group }));
+      const all = this.servers.all;
+      if (all.length === 1 && all[0] !== undefined) {
+        return this.scopes(all[0]);
+      }
+      return all.map((served) => ({ kind: "root", served }));
+    }
+    if (node.kind === "root") {
+      return this.scopes(node.served);
     }
     if (node.kind === "scope") {
-      return node.group.folders.map((group) => ({ kind: "folder", group, scope: node.group }));
+      return node.group.folders.map((group) => ({ kind: "folder", group, scope: node.group, served: node.served }));
     }
     if (node.kind === "folder") {
-      return node.group.memories.map((memory) => ({ kind: "memory", memory }));
+      return node.group.memories.map((memory) => ({ kind: "memory", memory, served: node.served }));
     }
     return [];
   }
 
   getTreeItem(node: MemoryNode): vscode.TreeItem {
+    const owner = node.served.folder?.uri.toString() ?? "";
+    if (node.kind === "root") {
+      const folder = node.served.folder;
+      const item = new vscode.TreeItem(folder?.name ?? "(no folder)", vscode.TreeItemCollapsibleState.Expanded);
+      item.id = `root:${owner}`;
+      item.description = String(node.served.catalog.memories.length);
+      item.iconPath = new vscode.ThemeIcon("root-folder");
+      item.contextValue = "root";
+      item.tooltip = folder?.uri.fsPath;
+      return item;
+    }
     if (node.kind === "scope") {
       const count = node.group.folders.reduce((sum, folder) => sum + folder.memories.length, 0);
       const item = new vscode.TreeItem(node.group.label, vscode.TreeItemCollapsibleState.Expanded);
-      item.id = `scope:${node.group.scope}`;
+      item.id = `scope:${owner}:${node.group.scope}`;
       item.description = String(count);
       item.contextValue = "scope";
       item.iconPath = new vscode.ThemeIcon(node.group.scope === "global" ? "globe" : "repo");
@@ -58,7 +95,7 @@ export class MemoriesTree implements vscode.TreeDataProvider<MemoryNode>, vscode
     }
     if (node.kind === "folder") {
       const item = new vscode.TreeItem(node.group.label, vscode.TreeItemCollapsibleState.Expanded);
-      item.id = `folder:${node.group.folder}`;
+      item.id = `folder:${owner}:${node.group.folder}`;
       item.description = String(node.group.memories.length);
       item.resourceUri = vscode.Uri.file(node.group.folder);
       item.iconPath = vscode.ThemeIcon.Folder;
@@ -70,14 +107,14 @@ export class MemoriesTree implements vscode.TreeDataProvider<MemoryNode>, vscode
     // Under the Global heading the `global/` of a global memory's name says nothing new.
     const shown = memory.scope === "global" ? memory.name.replace(/^global\//, "") : memory.name;
     const item = new vscode.TreeItem(shown, vscode.TreeItemCollapsibleState.None);
-    item.id = `memory:${memory.path}`;
+    item.id = `memory:${owner}:${memory.path}`;
     item.resourceUri = vscode.Uri.file(memory.path);
     item.iconPath = new vscode.ThemeIcon(memory.readOnly ? "lock" : "note");
     item.description = memory.tags.map((tag) => `#${tag}`).join(" ");
     item.contextValue = memory.readOnly ? "memory.readonly" : "memory";
     const tooltip = new vscode.MarkdownString();
     tooltip.appendMarkdown(`**${memory.name}**\n\n`);
-    tooltip.appendText(displayPath(memory.path, places()));
+    tooltip.appendText(displayPath(memory.path, places(node.served.folder)));
     if (memory.tags.length > 0) {
       tooltip.appendText(`\ntags: ${memory.tags.join(", ")}`);
     }
@@ -94,6 +131,9 @@ export class MemoriesTree implements vscode.TreeDataProvider<MemoryNode>, vscode
 
   dispose(): void {
     this.subscription.dispose();
+    for (const subscription of this.catalogSubscriptions) {
+      subscription.dispose();
+    }
     this.changeEmitter.dispose();
   }
 }

@@ -23,6 +23,8 @@ from cattrs.gen import make_dict_structure_fn, override
 
 Severity = Literal["error", "warning", "information", "hint", "off"]
 LayoutName = Literal["serena", "aicoder"]
+# Which files get diagnostics in an editor: every memory, or the open documents only.
+DiagnosticsScope = Literal["workspace", "openFiles"]
 
 DIAGNOSTIC_CODES: tuple[str, ...] = (
     "unknown-prefix",
@@ -174,6 +176,7 @@ class Settings:
     diagnostics: Mapping[str, Severity] = attrs.field(
         default=DEFAULT_SEVERITIES, converter=_complete_severities, hash=False
     )
+    diagnostics_scope: DiagnosticsScope = "workspace"
 
     def severity(self, code: str) -> Severity:
         """Return the configured severity of a diagnostic code ("warning" if unknown)."""
@@ -322,6 +325,7 @@ class _Options:
     diagnostics: Mapping[str, Severity] | None = attrs.field(
         default=None, metadata={_STRUCTURE_HOOK: _structure_diagnostics}
     )
+    diagnostics_scope: DiagnosticsScope | None = None
 
 
 _OPTION_KEYS: frozenset[str] = frozenset(_camel(field.name) for field in attrs.fields(_Options))
@@ -497,4 +501,5 @@ def merge_layers(*layers: Layer) -> Settings:
         global_enabled=global_enabled,
         max_memory_bytes=cast(int, values.get("max_memory_bytes", DEFAULT_MAX_MEMORY_BYTES)),
         diagnostics=severities,
+        diagnostics_scope=cast(DiagnosticsScope, values.get("diagnostics_scope", "workspace")),
     )

@@ -383,6 +383,8 @@ async def test_route_is_a_dry_run(server: Session, ws: Workspace) -> None:
         "folder": str(ws.path("shared/feature_builder")),
         "routedBy": "prefix",
         "exists": False,
+        "readOnly": False,
+        "unknownPrefix": None,
     }
     assert not Path(result["path"]).exists()
     existing = await server.command("memory.route", {"name": "team_rules"})

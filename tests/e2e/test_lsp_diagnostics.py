@@ -35,7 +35,9 @@ async def server(
 ) -> AsyncIterator[Session]:
     """One server (and workspace) per client flavour; each test opens its own documents."""
     ws = make_problem_workspace(tmp_path_factory.mktemp("diagnostics"))
-    options = ws.init_options(maxMemoryBytes=MAX_BYTES)
+    # Open documents only: closed files' problems (test_lsp_workspace_diagnostics.py) would
+    # replace what a closed document showed.
+    options = ws.init_options(maxMemoryBytes=MAX_BYTES, diagnosticsScope="openFiles")
     async with session(ws, client_name=request.param, init_options=options) as running:
         yield running
 

@@ -125,6 +125,8 @@ def test_options_before_or_after_the_command(example: Path) -> None:
         "folder": str(example / "shared" / "feature_builder"),
         "routedBy": "prefix",
         "exists": False,
+        "readOnly": False,
+        "unknownPrefix": None,
     }
 
 

@@ -78,6 +78,13 @@ def test_routing_table(
         "folder": str(folder),
         "routedBy": routed_by,
         "exists": False,
+        "readOnly": False,
+        # Rows whose ALL-CAPS prefix matches none of the configured folders.
+        "unknownPrefix": (
+            "FEATURE"
+            if routed_by == "default" and name.startswith("FEATURE_") and additional
+            else None
+        ),
     }
     assert ws.snapshot() == before, "route() is a dry run"
 
@@ -119,6 +126,8 @@ def test_existing_memory_is_overwritten_in_place(ws: Workspace, where: str, name
         "folder": str(folder),
         "routedBy": "existing",
         "exists": True,
+        "readOnly": False,
+        "unknownPrefix": None,
     }
     result = store.save(name, "new\n")
 
@@ -475,3 +484,23 @@ def test_edit_and_save_hit_the_first_in_lookup_order(ws: Workspace) -> None:
     store.edit("dup", needle="primary", replacement="edited")
     store.save("dup", "saved", scope="global")
     assert [f.read_text() for f in files] == ["edited", "b", "a", "saved"]
+
+
+def test_route_says_read_only_and_unknown_prefix_before_any_write(ws: Workspace) -> None:
+    ws.write(ws.root / ".serena" / "project.yml", "read_only_memory_patterns: ['decisions/.*']\n")
+    store = ws.store(["team/feature", ("shared/vendor", True)])
+    vendor = store.route("VENDOR_x")
+    assert (vendor["folder"], vendor["readOnly"], vendor["unknownPrefix"]) == (
+        str(ws.root / "shared" / "vendor"),
+        True,
+        None,
+    )
+    assert store.route("decisions/adr")["readOnly"] is True
+    bugfix = store.route("BUGFIX_crash")
+    assert (bugfix["routedBy"], bugfix["readOnly"], bugfix["unknownPrefix"]) == (
+        "default",
+        False,
+        "BUGFIX",
+    )
+    assert store.route("FEATURE_x")["unknownPrefix"] is None
+    assert store.route("global/BUGFIX_x")["unknownPrefix"] is None  # global names never route

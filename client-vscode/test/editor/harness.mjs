@@ -80,6 +80,8 @@ export function pythonForServer() {
  *   python     interpreter for memoryLs.server.pythonPath; null leaves the setting unset
  *   home       HOME of the editor (its login shell's profile decides the PATH extensions see)
  *   env        more environment variables for the editor
+ *   workspaceFile  a .code-workspace file inside the copied folder, opened instead of
+ *                  the folder (a multi-root window)
  */
 export async function startCodeServer(options = {}) {
   const codeServer = process.env.MEMORY_LS_CODE_SERVER;
@@ -163,6 +165,7 @@ export async function startCodeServer(options = {}) {
   const common = ["--config", config, "--user-data-dir", userData, "--extensions-dir", extensions];
   execFileSync(process.execPath, [entry, ...common, "--install-extension", vsix], { env, stdio: "pipe" });
 
+  const opened = options.workspaceFile ? join(workspace, options.workspaceFile) : workspace;
   const port = await freePort();
   const log = join(temp, "code-server.log");
   const logFd = openSync(log, "a");
@@ -181,7 +184,7 @@ export async function startCodeServer(options = {}) {
       "--disable-update-check",
       "--disable-workspace-trust",
       "--disable-getting-started-override",
-      workspace,
+      opened,
     ],
     { env, detached: true, stdio: ["ignore", logFd, logFd] },
   );
@@ -208,7 +211,9 @@ export async function startCodeServer(options = {}) {
   );
 
   return {
-    url: `${url}/?folder=${encodeURIComponent(workspace)}`,
+    url: options.workspaceFile
+      ? `${url}/?workspace=${encodeURIComponent(opened)}`
+      : `${url}/?folder=${encodeURIComponent(workspace)}`,
     temp,
     workspace,
     global,

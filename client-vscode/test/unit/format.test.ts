@@ -8,6 +8,7 @@ import {
   memoryPickText,
   parseTags,
   suggestName,
+  suggestValidName,
 } from "../../src/format";
 import type { MemoryInfo } from "../../src/protocol";
 
@@ -40,13 +41,34 @@ describe("displayPath", () => {
 describe("describeRoute", () => {
   it("names the target path and why", () => {
     const text = describeRoute(
-      { name: "FEATURE_x", path: "/work/repo/shared/feature/FEATURE_x.md", folder: "/work/repo/shared/feature", routedBy: "prefix", exists: false },
+      { name: "FEATURE_x", path: "/work/repo/shared/feature/FEATURE_x.md", folder: "/work/repo/shared/feature", routedBy: "prefix", exists: false, readOnly: false, unknownPrefix: null },
       places,
     );
     assert.equal(text, "FEATURE_x → shared/feature/FEATURE_x.md (new; routed by its ALL-CAPS prefix)");
     assert.match(
-      describeRoute({ name: "a", path: "/work/repo/.serena/memories/a.md", folder: "", routedBy: "existing", exists: true }, places),
+      describeRoute(
+        { name: "a", path: "/work/repo/.serena/memories/a.md", folder: "", routedBy: "existing", exists: true, readOnly: false, unknownPrefix: null },
+        places,
+      ),
       /overwrites it in place/,
+    );
+  });
+
+  it("says when the target is read-only or the prefix matches no folder", () => {
+    const vendor = "/work/repo/shared/vendor";
+    assert.equal(
+      describeRoute(
+        { name: "VENDOR_x", path: `${vendor}/VENDOR_x.md`, folder: vendor, routedBy: "prefix", exists: false, readOnly: true, unknownPrefix: null },
+        places,
+      ),
+      "VENDOR_x → shared/vendor/VENDOR_x.md is read-only: a save there is refused. Choose another name or prefix.",
+    );
+    assert.equal(
+      describeRoute(
+        { name: "BUGFIX_crash", path: "/work/repo/.serena/memories/BUGFIX_crash.md", folder: "", routedBy: "default", exists: false, readOnly: false, unknownPrefix: "BUGFIX" },
+        places,
+      ),
+      "BUGFIX_crash → .serena/memories/BUGFIX_crash.md (new; the primary folder). Prefix BUGFIX matches no additional folder, so it stays in the primary folder.",
     );
   });
 });
@@ -99,5 +121,14 @@ describe("small helpers", () => {
   it("suggests a name from selected text", () => {
     assert.equal(suggestName("\n## Login flow: the steps!\nmore"), "Login_flow_the_steps");
     assert.equal(suggestName("   "), "");
+  });
+});
+
+describe("suggestValidName", () => {
+  it("replaces what the naming rules forbid", () => {
+    assert.equal(suggestValidName("bad:draft"), "bad_draft");
+    assert.equal(suggestValidName("notes\u200bdraft"), "notes_draft");
+    assert.equal(suggestValidName(".."), "_");
+    assert.equal(suggestValidName("fine_name"), "fine_name");
   });
 });

@@ -70,10 +70,11 @@ describe("toServerSettings", () => {
     assert.deepEqual(toServerSettings(["layout"]), {});
   });
 
-  it("knows every SPEC 3.6 key", () => {
+  it("knows every SPEC 3.6 key, and diagnosticsScope", () => {
     assert.deepEqual([...SERVER_KEYS].sort(), [
       "additionalFolders",
       "diagnostics",
+      "diagnosticsScope",
       "globalFolder",
       "layout",
       "maxMemoryBytes",

@@ -209,7 +209,8 @@ def memory_diagnostics(
                 )
             )
         target = prefix_folder(memory.name, config.additional)
-        if target is not None and target is not memory.folder and not target.read_only:
+        # By path: after a settings change the index keeps its files (and their folders).
+        if target is not None and target.path != memory.folder.path and not target.read_only:
             found.append(
                 Diagnostic(
                     *at,
@@ -291,11 +292,13 @@ def text_diagnostics(
     size: int | None = None,
     encoding_problem: str | None = None,
     scans: LineScans | None = None,
+    refs: Sequence[Reference] | None = None,
 ) -> list[Diagnostic]:
     """Diagnostics of one Markdown text: memory-file checks when it is a memory, then references.
 
     `text` is None for a file too large to read; binary text is not searched for links.
-    `scans` carries an open document's line-by-line scans from one version to the next.
+    `scans` carries an open document's line-by-line scans from one version to the next;
+    `refs` are the text's references when the caller has found them already.
     """
     found: list[Diagnostic] = []
     limit = READ_LIMIT_FACTOR * config.max_memory_bytes
@@ -324,7 +327,8 @@ def text_diagnostics(
         if readable and text is not None and memory.scope == "project":
             found.extend(secret_diagnostics(memory.path, text, scans.secrets if scans else None))
     if readable and text is not None:
-        refs = scans.references.find(text) if scans else find_references(text)
+        if refs is None:
+            refs = scans.references.find(text) if scans else find_references(text)
         found.extend(reference_diagnostics(path, refs, config, index))
     return found
 

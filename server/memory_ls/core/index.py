@@ -703,6 +703,12 @@ class MemoryIndex:
         folder, name = owned
         return MemoryFile(name, path, folder)
 
+    def file(self, path: str) -> MemoryFile | None:
+        """The indexed file at a (normalised, absolute) path, if any."""
+        with self._lock:
+            known = self._files.get(path)
+        return known[0] if known is not None else None
+
     def files(self) -> list[MemoryFile]:
         """Every indexed file, valid or not, in no particular order."""
         with self._lock:

@@ -53,7 +53,7 @@ from memory_ls.core.names import (
 )
 from memory_ls.core.references import Reference, rename_references
 from memory_ls.core.replace import replace_text
-from memory_ls.core.routing import route_new
+from memory_ls.core.routing import route_new, unknown_prefix
 
 SCOPES = ("project", "global", "all")
 DEFAULT_SEARCH_LIMIT = 50
@@ -343,12 +343,20 @@ class Store:
         """Where a save of this name would go, without writing (`memory.route`)."""
         parsed = parse_name(raw_name)
         path, folder, routed_by = self._route(parsed.name, parsed.is_global, check_scope(scope))
+        qualified = qualify(parsed.name, folder.kind == "global")
         return {
-            "name": qualify(parsed.name, folder.kind == "global"),
+            "name": qualified,
             "path": path,
             "folder": folder.path,
             "routedBy": routed_by,
             "exists": routed_by == "existing",
+            # What a save would be told, said before anyone types the content.
+            "readOnly": folder.read_only or self.config.patterns.is_read_only(qualified),
+            "unknownPrefix": (
+                unknown_prefix(parsed.name, self.config.additional)
+                if folder.scope == "project"
+                else None
+            ),
         }
 
     def save(

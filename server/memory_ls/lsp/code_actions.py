@@ -6,21 +6,24 @@ The move is a RenameFile in a workspace edit, planned by the store's move rules:
 name does not change, so no reference needs rewriting, and the editor moves the open
 document along with the file (a command moving it behind the editor's back would leave
 an open buffer on a deleted path). Clients without file renames get the memory.move
-command instead. Creating runs memory.save, so the new file is routed, written and
-indexed exactly like any other save.
+command instead. Creating runs memory.create: a memory.save of what New Memory writes
+(a heading), so the new file is routed, written and indexed like any other save, then
+window/showDocument opens it where the client can.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from lsprotocol import types
-from pygls.uris import to_fs_path
+from pygls.uris import from_fs_path, to_fs_path
 
-from memory_ls.core.errors import MemoryStoreError
+from memory_ls.core.errors import Exists, InvalidArguments, MemoryStoreError
 from memory_ls.core.names import split_qualified, valid_name_for
 from memory_ls.core.navigation import (
     Replacement,
@@ -30,12 +33,18 @@ from memory_ls.core.navigation import (
     prefix_suggestions,
 )
 from memory_ls.core.references import Reference, find_references
+from memory_ls.lsp.commands import refusal
 from memory_ls.lsp.diagnostics import SOURCE
 from memory_ls.lsp.edits import FileEdit, can_rename_files, workspace_edit
 from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.targets import document_text, shown_path, wait_for_names
 
 QUICK_FIX = types.CodeActionKind.QuickFix
+# The command of "Create memory": memory.save with New Memory's first text, then the new
+# memory opened in the editor (window/showDocument) where the client can.
+CREATE_COMMAND = "memory.create"
+
+logger = logging.getLogger(__name__)
 FIXABLE = frozenset({"misrouted", "broken-link", "unknown-prefix", "invalid-name"})
 # The fixes that depend on which names the index knows (did you mean, create).
 NEED_NAMES = frozenset({"broken-link"})
@@ -56,7 +65,8 @@ class Snapshot:
 
 
 def register(server: MemoryServer) -> None:
-    """Register the quick-fix provider."""
+    """Register the quick-fix provider and the command its "Create memory" runs."""
+    server.command(CREATE_COMMAND)(create_memory)
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
@@ -200,7 +210,9 @@ def _create(
     try:
         route = ls.store.route(ref.target)
     except MemoryStoreError:
-        return  # routed to a read-only folder, or no global folder: nothing can create it
+        return  # ignored by Serena's patterns, or no global folder: nothing can create it
+    if route["readOnly"]:
+        return  # the save would be refused
     title = f"Create memory {ref.target} in {shown_path(ls, route['folder'])}"
     yield (
         f"create:{ref.target}",
@@ -209,10 +221,57 @@ def _create(
             kind=QUICK_FIX,
             diagnostics=[diagnostic],
             command=types.Command(
-                title=title, command="memory.save", arguments=[{"name": ref.target, "content": ""}]
+                title=title, command=CREATE_COMMAND, arguments=[{"name": ref.target}]
             ),
         ),
     )
+
+
+def new_memory_text(name: str) -> str:
+    """What a new memory starts as: a heading with its name (as New Memory writes it)."""
+    return f"# {name.split('/')[-1]}\n\n"
+
+
+async def create_memory(ls: MemoryServer, *arguments: object) -> dict[str, Any]:
+    """`memory.create {name}`: save a new memory with its heading, then show it."""
+    if len(arguments) != 1 or not isinstance(arguments[0], dict):
+        raise refusal(InvalidArguments(f"{CREATE_COMMAND} takes one object: {{name}}."))
+    name = arguments[0].get("name")
+    if not isinstance(name, str):
+        raise refusal(InvalidArguments(f"{CREATE_COMMAND}: name must be a string."))
+
+    def create() -> dict[str, Any]:
+        if ls.store.route(name)["exists"]:
+            raise Exists(f"Memory {name!r} already exists; nothing was written.")
+        return ls.store.save(name, new_memory_text(name))
+
+    try:
+        result = await ls.in_store_thread(create)
+    except MemoryStoreError as error:
+        raise refusal(error) from error
+    ls.paths_written([result["path"]])
+    window = ls.client_capabilities.window
+    if window and window.show_document and window.show_document.support:
+        # Not awaited: the answer to the command does not wait for the editor.
+        task = asyncio.ensure_future(_show(ls, result["path"], new_memory_text(name)))
+        task.add_done_callback(_log_show_failure)
+    return result
+
+
+async def _show(ls: MemoryServer, path: str, text: str) -> None:
+    end = types.Position(line=text.count("\n"), character=0)
+    await ls.window_show_document_async(
+        types.ShowDocumentParams(
+            uri=from_fs_path(path) or path,
+            take_focus=True,
+            selection=types.Range(start=end, end=end),
+        )
+    )
+
+
+def _log_show_failure(task: asyncio.Future[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        logger.info("the client did not show the new memory: %s", task.exception())
 
 
 def _replace(

@@ -116,7 +116,7 @@ class Publisher:
         if timer is not None:
             timer.cancel()
         self.ls.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=self.ls.closed_diagnostics(uri))
         )
 
     def _start(self, uri: str) -> None:
@@ -141,7 +141,7 @@ class Publisher:
             types.PublishDiagnosticsParams(
                 uri=uri,
                 version=version,
-                diagnostics=[self._convert(d, lines) for d in found],
+                diagnostics=to_lsp(self.ls, found, lines),
             )
         )
 
@@ -166,17 +166,22 @@ class Publisher:
         )
         return apply_severities(found, ls.config.severities)
 
-    def _convert(self, found: Diagnostic, lines: list[str]) -> types.Diagnostic:
-        return types.Diagnostic(
-            range=client_range(
-                self.ls, lines, found.line, found.col, found.end_line, found.end_col
-            ),
-            message=found.message,
-            severity=SEVERITIES.get(found.severity, types.DiagnosticSeverity.Warning),
-            code=found.code,
+
+def to_lsp(
+    ls: MemoryServer, found: Sequence[Diagnostic], lines: list[str]
+) -> list[types.Diagnostic]:
+    """Core diagnostics of a text (split into `lines`) as protocol diagnostics."""
+    return [
+        types.Diagnostic(
+            range=client_range(ls, lines, d.line, d.col, d.end_line, d.end_col),
+            message=d.message,
+            severity=SEVERITIES.get(d.severity, types.DiagnosticSeverity.Warning),
+            code=d.code,
             source=SOURCE,
-            data=dict(found.data) or None,
+            data=dict(d.data) or None,
         )
+        for d in found
+    ]
 
 
 def open_document(ls: MemoryServer, uri: str) -> TextDocument | None:

@@ -31,7 +31,7 @@ from memory_ls.config import (
     merge_layers,
 )
 from memory_ls.core.folders import StoreConfig, resolve_store_config
-from memory_ls.core.index import MemoryIndex
+from memory_ls.core.index import MemoryIndex, Update
 from memory_ls.core.store import Store
 from memory_ls.lsp.protocol import MemoryProtocol
 
@@ -75,6 +75,11 @@ class MemoryServer(LanguageServer):
         self.store_listeners: list[Callable[[], None]] = []
         # Called with paths that changed on disk because of our own commands.
         self.path_listeners: list[Callable[[list[str]], None]] = []
+        # Called on the event loop after changed paths (files or folders) updated an index.
+        self.index_listeners: list[Callable[[MemoryIndex, set[str], Update], None]] = []
+        # What a document shows once closed (the file's problems on disk, where the client
+        # gets every file's problems by push; else nothing).
+        self.closed_diagnostics: Callable[[str], list[types.Diagnostic]] = lambda uri: []
         # Called on shutdown, to stop watchers and background work.
         self.closers: list[Callable[[], None]] = []
         # False until the client said `initialized` and the first configuration is in:
@@ -181,6 +186,7 @@ def build_server(cli: Layer) -> MemoryServer:
         rename,
         symbols,
         watching,
+        workspace_diagnostics,
     )
 
     server = MemoryServer(cli)
@@ -191,6 +197,7 @@ def build_server(cli: Layer) -> MemoryServer:
         watching,
         patterns,
         diagnostics,
+        workspace_diagnostics,
         completion,
         commands,
         hover,

@@ -129,7 +129,9 @@ class Watcher:
         self._updating = True
         future = self.ls.store_pool.submit(_update_safely, index, paths)
         future.add_done_callback(
-            lambda done: self.ls.on_loop(lambda: self._updated(index, done.result(), related))
+            lambda done: self.ls.on_loop(
+                lambda: self._updated(index, paths, done.result(), related)
+            )
         )
 
     def _burst(self, paths: set[str]) -> None:
@@ -146,8 +148,12 @@ class Watcher:
         directories, self._burst_directories = self._burst_directories, set()
         self.enqueue(d for d in directories if os.path.isdir(d))
 
-    def _updated(self, index: MemoryIndex, update: Update, related: list[str]) -> None:
+    def _updated(
+        self, index: MemoryIndex, paths: set[str], update: Update, related: list[str]
+    ) -> None:
         self._updating = False
+        for listener in self.ls.index_listeners:
+            listener(index, paths, update)
         if self._flush_when_updated:
             self._flush_when_updated = False
             self._flush()

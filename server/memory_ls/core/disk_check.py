@@ -1,0 +1,165 @@
+"""Every memory file's diagnostics as the file is on disk, kept current path by path.
+
+What `memory-ls check` reports, for a server: computed once for the whole store, then
+only for what a change can affect. A file's own problems depend on its text alone;
+`broken-link` and `ignored-link` on which names exist (a memory that appears or goes
+away rechecks the files that refer to it, found through each file's referenced names);
+`shadowed` on the other files of its name. Only files with problems keep a report, and
+each report has a result id that changes exactly when the report does, so a client is
+sent the reports it does not have and nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from typing import Generic, TypeVar
+
+from memory_ls.core.diagnostics import (
+    Diagnostic,
+    apply_severities,
+    read_for_check,
+    text_diagnostics,
+)
+from memory_ls.core.index import MemoryIndex, Update
+from memory_ls.core.references import find_references
+from memory_ls.core.store import MemoryFile
+
+Report = TypeVar("Report")
+# Converts one file's diagnostics (and its text, None when unread) to what is stored;
+# the server turns them into protocol diagnostics here, while the text is at hand.
+Convert = Callable[[str, list[Diagnostic], "str | None"], Report]
+
+
+class DiskDiagnostics(Generic[Report]):
+    """The diagnostics of every file of one index, as on disk (thread-safe)."""
+
+    def __init__(self, index: MemoryIndex, convert: Convert[Report]) -> None:
+        self.index = index
+        self._convert = convert
+        self._lock = threading.Lock()
+        # Result ids start with a token of this instance: ids from an earlier server (or
+        # configuration) never match by accident.
+        self._token = uuid.uuid4().hex[:8]
+        self._serial = 0
+        self.clean_id = f"{self._token}:0"
+        self._reports: dict[str, tuple[str, Report]] = {}  # only files with problems
+        # Path -> the names its references look up (only files with references).
+        self._refers: dict[str, frozenset[str]] = {}
+        self.complete = False  # every file has been checked once
+
+    # ----- queries -------------------------------------------------------------------
+
+    def report(self, path: str) -> tuple[str, Report | None]:
+        """(result id, report) of one file; the report is None when it has no problems."""
+        with self._lock:
+            known = self._reports.get(os.path.normpath(path))
+        return known if known is not None else (self.clean_id, None)
+
+    def reports(self) -> dict[str, tuple[str, Report]]:
+        """Path -> (result id, report) of every file with problems."""
+        with self._lock:
+            return dict(self._reports)
+
+    # ----- computing -----------------------------------------------------------------
+
+    def check_all(self, cancelled: Callable[[], bool] = lambda: False) -> set[str] | None:
+        """Check every indexed file; the paths whose report changed (None: cancelled)."""
+        files = self.index.files()
+        changed = self._check(files, cancelled)
+        if changed is None:
+            return None
+        indexed = {memory.path for memory in files}
+        with self._lock:
+            gone = [path for path in self._reports if path not in indexed]
+            for path in gone:
+                del self._reports[path]
+                self._refers.pop(path, None)
+        self.complete = True
+        return changed | set(gone)
+
+    def update(self, paths: Iterable[str], update: Update) -> set[str]:
+        """Recheck what changed paths (files or folders) can affect; the paths whose
+        report changed."""
+        index = self.index
+        files: dict[str, MemoryFile | None] = {}
+        folders: list[str] = []
+        for path in paths:
+            path = os.path.normpath(path)
+            if path.endswith(".md"):
+                files[path] = index.file(path)
+            else:
+                folders.append(path.rstrip(os.sep) + os.sep)
+        if folders:
+            # A folder event (created, removed, renamed): everything known under it.
+            for inside in index.files():
+                if inside.path.startswith(tuple(folders)):
+                    files[inside.path] = inside
+            with self._lock:
+                known = [p for p in self._reports if p.startswith(tuple(folders))]
+            for path in known:
+                files.setdefault(path, index.file(path))
+        # Names that appeared or went away: links to them, and the files sharing them.
+        names = set(update.added) | set(update.removed)
+        if names:
+            with self._lock:
+                referring = [p for p, refs in self._refers.items() if not names.isdisjoint(refs)]
+            for path in referring:
+                files.setdefault(path, index.file(path))
+            for name in names:
+                entry = index.lookup(name)
+                if entry is not None:
+                    for sharing in (entry.memory, *entry.shadows):
+                        files.setdefault(sharing.path, sharing)
+        present = [memory for memory in files.values() if memory is not None]
+        changed = self._check(present, lambda: False) or set()
+        with self._lock:
+            for path, indexed in files.items():
+                if indexed is None:
+                    self._refers.pop(path, None)
+                    if self._reports.pop(path, None) is not None:
+                        changed.add(path)
+        return changed
+
+    def _check(self, files: Iterable[MemoryFile], cancelled: Callable[[], bool]) -> set[str] | None:
+        index = self.index
+        config = index.config
+        names = index.name_index()
+        shadowed: Mapping[str, MemoryFile] = index.shadowed_by()
+        changed: set[str] = set()
+        for count, memory in enumerate(files):
+            if count % 500 == 0 and cancelled():
+                return None
+            path = memory.path
+            try:
+                text, size, encoding = read_for_check(path, config.max_memory_bytes)
+            except OSError:
+                continue  # gone meanwhile: its removal is an event of its own
+            readable = text is not None and encoding is None
+            refs = find_references(text) if readable and text is not None else []
+            found = apply_severities(
+                text_diagnostics(
+                    config, names, path, text, memory, shadowed, size, encoding, refs=refs
+                ),
+                config.severities,
+            )
+            looked_up = frozenset(sys.intern(ref.target) for ref in refs)
+            report = self._convert(path, found, text) if found else None
+            with self._lock:
+                if looked_up:
+                    self._refers[path] = looked_up
+                else:
+                    self._refers.pop(path, None)
+                old = self._reports.get(path)
+                if report is None:
+                    if old is not None:
+                        del self._reports[path]
+                        changed.add(path)
+                elif old is None or old[1] != report:
+                    self._serial += 1
+                    self._reports[path] = (f"{self._token}:{self._serial}", report)
+                    changed.add(path)
+        return changed

@@ -1,0 +1,305 @@
+"""Every memory's problems without opening it: workspace diagnostics (SPEC 3.2).
+
+Open documents get their diagnostics by push as they are typed (diagnostics.py); this
+module covers the files as they are on disk, as `memory-ls check` does:
+
+- Clients with pull diagnostics for documents and the workspace (VS Code's language
+  client says so with `textDocument.diagnostic` and `workspace.diagnostics`) pull
+  `workspace/diagnostic`. Each file's report has a result id; an answer holds full
+  reports for what the client does not have and `unchanged` for what it does. When
+  nothing changed, the request is held until something does (the client asks again
+  after each answer), so a change on disk reaches the client at once, and an idle
+  editor costs nothing. `textDocument/diagnostic` answers an empty report for an open
+  document (its problems come by push; both would show them twice) and the file's
+  report for a closed one (the client pulls once more when a document closes).
+- Other clients get the closed files' reports published, as they change.
+
+`diagnosticsScope: "openFiles"` turns this off: every report the client holds is
+cleared, nothing is computed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import queue
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from lsprotocol import types
+from pygls.uris import from_fs_path, to_fs_path
+
+from memory_ls.core.diagnostics import Diagnostic
+from memory_ls.core.disk_check import DiskDiagnostics
+from memory_ls.core.index import MemoryIndex, Update
+from memory_ls.lsp.diagnostics import to_lsp
+from memory_ls.lsp.server import MemoryServer
+
+IDENTIFIER = "memory-ls"
+# The result id of an open document's (empty) pull report.
+OPEN_RESULT_ID = "open"
+
+# One file's report as stored: its URI and its protocol diagnostics.
+Stored = tuple[str, tuple[types.Diagnostic, ...]]
+
+logger = logging.getLogger(__name__)
+
+
+def register(server: MemoryServer) -> None:
+    """Serve workspace diagnostics (pull, or push for clients without pull)."""
+    reports = WorkspaceReports(server)
+    server.store_listeners.append(reports.store_changed)
+    server.index_listeners.append(reports.paths_changed)
+    server.closed_diagnostics = reports.closed
+
+    @server.feature(
+        types.TEXT_DOCUMENT_DIAGNOSTIC,
+        types.DiagnosticOptions(
+            identifier=IDENTIFIER,
+            # Links resolve against other files: a save elsewhere changes this file's report.
+            inter_file_dependencies=True,
+            workspace_diagnostics=True,
+        ),
+    )
+    async def document_diagnostic(
+        ls: MemoryServer, params: types.DocumentDiagnosticParams
+    ) -> types.DocumentDiagnosticReport:
+        return reports.document(params.text_document.uri, params.previous_result_id)
+
+    @server.feature(types.WORKSPACE_DIAGNOSTIC)
+    async def workspace_diagnostic(
+        ls: MemoryServer, params: types.WorkspaceDiagnosticParams
+    ) -> types.WorkspaceDiagnosticReport:
+        return await reports.workspace(params.previous_result_ids)
+
+
+class WorkspaceReports:
+    """The on-disk reports of the current index, and who is waiting for them to change."""
+
+    def __init__(self, ls: MemoryServer) -> None:
+        self.ls = ls
+        self.disk: DiskDiagnostics[Stored] | None = None
+        self._checked_for: tuple[Any, ...] | None = None
+        self._changed: asyncio.Event | None = None
+        # URIs of closed files whose reports were published (push clients).
+        self._published: set[str] = set()
+        self._worker = _SerialWorker("memory-ls-disk-check")
+
+    # ----- what the client is told ---------------------------------------------------
+
+    @property
+    def enabled(self) -> bool:
+        """Whether closed files get diagnostics (the diagnosticsScope setting)."""
+        return self.ls.settings.diagnostics_scope == "workspace"
+
+    def pulls(self) -> bool:
+        """Whether the client pulls workspace diagnostics (else they are pushed)."""
+        # No capability names workspace pull itself; the refresh support is what clients
+        # that pull the workspace (VS Code's) declare with it. Neovim 0.11 pulls
+        # documents only: it gets pushes.
+        caps = self.ls.client_capabilities
+        return bool(
+            caps.text_document
+            and caps.text_document.diagnostic
+            and caps.workspace
+            and caps.workspace.diagnostics
+        )
+
+    def closed(self, uri: str) -> list[types.Diagnostic]:
+        """What a document shows once closed, for a client that is pushed to."""
+        disk = self.disk
+        if self.pulls() or not self.enabled or disk is None:
+            return []
+        _, stored = disk.report(to_fs_path(uri) or "")
+        if stored is None:
+            return []
+        self._published.add(uri)
+        return list(stored[1])
+
+    def document(self, uri: str, previous: str | None) -> types.DocumentDiagnosticReport:
+        """A document pull: empty while open (pushed as typed), else the file's report."""
+        stored: Stored | None = None
+        if uri in self.ls.workspace.text_documents:
+            result_id = OPEN_RESULT_ID
+        elif self.disk is not None and self.enabled:
+            result_id, stored = self.disk.report(to_fs_path(uri) or "")
+        else:
+            result_id = "off"
+        if previous == result_id:
+            return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
+        return types.RelatedFullDocumentDiagnosticReport(
+            items=list(stored[1]) if stored else [], result_id=result_id
+        )
+
+    async def workspace(
+        self, previous: Sequence[types.PreviousResultId]
+    ) -> types.WorkspaceDiagnosticReport:
+        """Full reports for what the client lacks, `unchanged` for the rest; held until
+        there is something new to say."""
+        known = {os.path.normpath(to_fs_path(p.uri) or p.uri): (p.uri, p.value) for p in previous}
+        while True:
+            changed = self._event()
+            disk = self.disk if self.enabled else None
+            if self.enabled and (disk is None or not disk.complete):
+                await changed.wait()  # the first check of the store is still running
+                continue
+            items, news = await self.ls.in_store_thread(_answer, disk, known)
+            if news:
+                return types.WorkspaceDiagnosticReport(items=items)
+            await changed.wait()
+
+    def _event(self) -> asyncio.Event:
+        if self._changed is None:
+            self._changed = asyncio.Event()
+        return self._changed
+
+    def _wake(self) -> None:
+        """Tell held workspace requests that reports changed."""
+        if self._changed is not None:
+            self._changed.set()
+        self._changed = None
+
+    # ----- keeping the reports current -----------------------------------------------
+
+    def store_changed(self) -> None:
+        """Settings or the index changed: check the whole store again if it is a new one."""
+        ls = self.ls
+        key = (ls.index, ls.config, self.enabled)
+        if key == self._checked_for or not ls.index.scanned:
+            return
+        self._checked_for = key
+        self.disk = None
+        if not self.enabled:
+            self._wake()
+            self._publish_changes(set(), everything=True)
+            return
+        disk = DiskDiagnostics(ls.index, self._convert)
+        self.disk = disk
+
+        def check() -> None:
+            changed = disk.check_all(cancelled=lambda: self.disk is not disk)
+            if changed is not None:
+                ls.on_loop(lambda: self._checked(disk, changed, everything=True))
+
+        self._worker.submit(check)
+
+    def paths_changed(self, index: MemoryIndex, paths: set[str], update: Update) -> None:
+        """Files changed on disk: recheck what they can affect."""
+        disk = self.disk
+        if disk is None or disk.index is not index:
+            return
+
+        def recheck() -> None:
+            if self.disk is disk:
+                changed = disk.update(paths, update)
+                self.ls.on_loop(lambda: self._checked(disk, changed))
+
+        self._worker.submit(recheck)
+
+    def _checked(
+        self, disk: DiskDiagnostics[Stored], changed: set[str], everything: bool = False
+    ) -> None:
+        if disk is not self.disk or self.ls.stopping:
+            return
+        self._wake()
+        self._publish_changes(changed, everything)
+
+    def _publish_changes(self, changed: set[str], everything: bool) -> None:
+        """Push the closed files' changed reports to a client that does not pull."""
+        ls = self.ls
+        if self.pulls() or ls.stopping:
+            return
+        current = self.disk.reports() if self.disk is not None else {}
+        uris = {stored[0] for _, stored in current.values()}
+        if everything:
+            # A new check of the store (or none): what was published and is gone, clears.
+            targets = {from_fs_path(path) or path for path in changed} | uris | self._published
+        else:
+            targets = {from_fs_path(path) or path for path in changed}
+        by_uri = {stored[0]: list(stored[1]) for _, stored in current.values()}
+        for uri in sorted(targets):
+            if uri in ls.workspace.text_documents:
+                continue  # an open document shows its text's problems
+            found = by_uri.get(uri, [])
+            if found:
+                self._published.add(uri)
+            elif uri in self._published:
+                self._published.discard(uri)
+            else:
+                continue
+            ls.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=found)
+            )
+
+    def _convert(self, path: str, found: list[Diagnostic], text: str | None) -> Stored:
+        lines = text.split("\n") if text is not None else []
+        return (from_fs_path(path) or path, tuple(to_lsp(self.ls, found, lines)))
+
+
+def _answer(
+    disk: DiskDiagnostics[Stored] | None, known: dict[str, tuple[str, str]]
+) -> tuple[list[types.WorkspaceDocumentDiagnosticReport], bool]:
+    """The items of a workspace report, and whether any is news to the client."""
+    items: list[types.WorkspaceDocumentDiagnosticReport] = []
+    news = False
+    current = disk.reports() if disk is not None else {}
+    clean_id = disk.clean_id if disk is not None else "off"
+    for path, (result_id, (uri, found)) in current.items():
+        had = known.get(path)
+        if had is not None and had[1] == result_id:
+            items.append(
+                types.WorkspaceUnchangedDocumentDiagnosticReport(
+                    uri=had[0], result_id=result_id, version=None
+                )
+            )
+        else:
+            news = True
+            items.append(
+                types.WorkspaceFullDocumentDiagnosticReport(
+                    uri=uri, items=list(found), result_id=result_id, version=None
+                )
+            )
+    for path, (uri, had_id) in known.items():
+        if path in current:
+            continue
+        if had_id == clean_id:
+            items.append(
+                types.WorkspaceUnchangedDocumentDiagnosticReport(
+                    uri=uri, result_id=clean_id, version=None
+                )
+            )
+        else:
+            # Its problems are gone (fixed, deleted, or the scope is open files only).
+            news = True
+            items.append(
+                types.WorkspaceFullDocumentDiagnosticReport(
+                    uri=uri, items=[], result_id=clean_id, version=None
+                )
+            )
+    return items, news
+
+
+class _SerialWorker:
+    """Runs calls one after another in a daemon thread, off the event loop."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._calls: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, call: Callable[[], None]) -> None:
+        """Queue a call (started in order, one at a time); a failure is logged."""
+        self._calls.put(call)
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            call = self._calls.get()
+            try:
+                call()
+            except Exception:
+                logger.exception("%s failed", self._name)
