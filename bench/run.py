@@ -118,7 +118,8 @@ def generate(root: Path, size: int, seed: int = 7) -> dict[str, Any]:
             name, folder = f"{prefix.upper()}_{word}_{i:06d}", folders[prefix]
         else:
             name, folder = f"personal_{word}_{i:06d}", global_folder
-        names.append(name)
+        # Global memories are global/NAME in completion and references (SPEC 2.3).
+        names.append(f"global/{name}" if folder is global_folder else name)
         links = " ".join(f"[[{rng.choice(names)}]]" for _ in range(3))
         body = f"# {name}\n\nNotes about {word}. See {links}.\n"
         if i % 2:
