@@ -35,6 +35,8 @@ DIAGNOSTIC_CODES: tuple[str, ...] = (
     "invalid-encoding",
     "possible-secret",
     "ignored-link",
+    "context-budget",
+    "stale-path",
 )
 
 DEFAULT_SEVERITIES: Mapping[str, Severity] = MappingProxyType(
@@ -49,6 +51,9 @@ DEFAULT_SEVERITIES: Mapping[str, Severity] = MappingProxyType(
         "invalid-encoding": "error",
         "possible-secret": "warning",
         "ignored-link": "information",
+        "context-budget": "warning",
+        # Off where the workspace is not a git repository unless configured (folders.py).
+        "stale-path": "warning",
     }
 )
 
@@ -174,6 +179,8 @@ class Settings:
     diagnostics: Mapping[str, Severity] = attrs.field(
         default=DEFAULT_SEVERITIES, converter=_complete_severities, hash=False
     )
+    # The codes some source set: a default may depend on the workspace, a choice never.
+    configured_diagnostics: frozenset[str] = frozenset()
 
     def severity(self, code: str) -> Severity:
         """Return the configured severity of a diagnostic code ("warning" if unknown)."""
@@ -497,4 +504,5 @@ def merge_layers(*layers: Layer) -> Settings:
         global_enabled=global_enabled,
         max_memory_bytes=cast(int, values.get("max_memory_bytes", DEFAULT_MAX_MEMORY_BYTES)),
         diagnostics=severities,
+        configured_diagnostics=frozenset(severities),
     )

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from memory_ls.config import Severity
+from memory_ls.core.context_limits import find_cut
 from memory_ls.core.document import Document, decode_memory, parse_document
 from memory_ls.core.folders import Folder, StoreConfig
+from memory_ls.core.git import list_files
 from memory_ls.core.names import GLOBAL_PREFIX, caps_prefixes, has_topic, name_problem
 from memory_ls.core.references import Reference, find_references, references_in_line
 from memory_ls.core.routing import prefix_folder, unknown_prefix
 from memory_ls.core.secrets import SecretHit, find_secrets
+from memory_ls.core.stale_paths import RepoSnapshot, lexists, stale_paths
 from memory_ls.core.store import MemoryFile, Store
 
 SEVERITY_ORDER = ("error", "warning", "information", "hint")
@@ -251,6 +254,8 @@ def check_store(store: Store, paths: Sequence[str] = ()) -> list[Diagnostic]:
     """Diagnostics for the whole store, or for the given files and folders only."""
     memories = store.scan()
     index = NameIndex.of(memories)
+    # One `git ls-files` for the whole run rather than a stat per path (see stale_paths).
+    exists = repository_snapshot(store.config)
     shadowed = _shadow_map(memories)
     by_path = {m.path: m for m in memories}
     targets = _expand(paths) if paths else [m.path for m in memories]
@@ -263,10 +268,26 @@ def check_store(store: Store, paths: Sequence[str] = ()) -> list[Diagnostic]:
             continue
         found.extend(
             text_diagnostics(
-                store.config, index, path, text, memory, shadowed, size, encoding_problem
+                store.config,
+                index,
+                path,
+                text,
+                memory,
+                shadowed,
+                size,
+                encoding_problem,
+                exists=exists,
             )
         )
     return apply_severities(found, store.config.severities)
+
+
+def repository_snapshot(config: StoreConfig) -> Callable[[str], bool] | None:
+    """`exists` for many stale-path questions at once, when git can list the workspace."""
+    if config.severities.get("stale-path") == "off":
+        return None
+    files = list_files(config.root)
+    return None if files is None else RepoSnapshot(config.root, files).exists
 
 
 def read_for_check(path: str, max_memory_bytes: int) -> tuple[str | None, int, str | None]:
@@ -291,11 +312,13 @@ def text_diagnostics(
     size: int | None = None,
     encoding_problem: str | None = None,
     scans: LineScans | None = None,
+    exists: Callable[[str], bool] | None = None,
 ) -> list[Diagnostic]:
     """Diagnostics of one Markdown text: memory-file checks when it is a memory, then references.
 
     `text` is None for a file too large to read; binary text is not searched for links.
     `scans` carries an open document's line-by-line scans from one version to the next.
+    `exists` answers whether a repository path exists (`stale-path`; default: on disk).
     """
     found: list[Diagnostic] = []
     limit = READ_LIMIT_FACTOR * config.max_memory_bytes
@@ -326,6 +349,61 @@ def text_diagnostics(
     if readable and text is not None:
         refs = scans.references.find(text) if scans else find_references(text)
         found.extend(reference_diagnostics(path, refs, config, index))
+        found.extend(repository_diagnostics(config, path, text, memory, exists))
+    return found
+
+
+def repository_diagnostics(
+    config: StoreConfig,
+    path: str,
+    text: str,
+    memory: MemoryFile | None,
+    exists: Callable[[str], bool] | None = None,
+) -> list[Diagnostic]:
+    """`context-budget` (an agent reads only part of the file) and `stale-path`."""
+    found: list[Diagnostic] = []
+    severities = config.severities
+    cut = find_cut(text, path, config.root) if severities.get("context-budget") != "off" else None
+    if cut is not None:
+        limit = cut.limit
+        found.append(
+            Diagnostic(
+                path,
+                cut.line,
+                cut.col,
+                cut.end_line,
+                cut.end_col,
+                "context-budget",
+                f"{limit.agent} {limit.use} only the first {cut.limit_bytes} bytes of this file "
+                f"({cut.setting}); it is {cut.size} bytes, so everything from here on (byte "
+                f"{cut.limit_bytes}, line {cut.line + 1}, column {cut.col + 1}) is cut off. Keep "
+                "what agents must always see above this point; move the rest to other memories.",
+                data={"agent": limit.agent, "limit": cut.limit_bytes, "size": cut.size},
+            )
+        )
+    if memory is None or memory.scope != "project" or severities.get("stale-path") == "off":
+        return found
+    for stale in stale_paths(text, memory.path, config.root, exists or lexists):
+        mention = stale.mention
+        found.append(
+            Diagnostic(
+                path,
+                mention.line,
+                mention.start,
+                mention.line,
+                mention.end,
+                "stale-path",
+                f"{mention.written} names nothing in the workspace (looked for "
+                f"{' and '.join(stale.resolved)}); the code has moved on or the path is wrong. "
+                "Fix the path or remove it: agents act on what memories say.",
+                data={
+                    "path": mention.written,
+                    "kind": mention.kind,
+                    "resolved": list(stale.resolved),
+                    "bases": list(stale.bases),
+                },
+            )
+        )
     return found
 
 
