@@ -14,7 +14,13 @@ import pytest
 from memory_ls.config import Layer, merge_layers
 from memory_ls.core.folders import resolve_store_config
 from memory_ls.core.git import RenameHistory
-from memory_ls.core.stale_paths import find_path_mentions
+from memory_ls.core.stale_paths import (
+    PathMention,
+    Suggestion,
+    find_path_mentions,
+    suggest_paths,
+    write_like,
+)
 
 NOTE = """\
 ---
@@ -256,3 +262,36 @@ def test_context_budget_marks_where_ai_coder_cuts_autoload(
         assert "'not-a-number' is not a number of bytes" in found["message"]
     elif limit is not None:
         assert f"AICODER_MEMORY_AUTOLOAD_LIMIT={limit}" in found["message"]
+
+
+def test_suggestions_follow_git_renames_then_the_closest_path() -> None:
+    renames = {"src/net/a.py": "lib/network/a.py", "src/net/b.py": "lib/network/b.py"}
+    files = ["lib/network/a.py", "lib/network/b.py", "docs/deploying.md", "docs/keep.md"]
+    on_disk = set(files) | {"lib", "lib/network", "docs", "."}
+    exists = on_disk.__contains__
+    assert suggest_paths(["src/net/a.py"], ["root"], False, renames, files, exists) == [
+        Suggestion("lib/network/a.py", "root", True)
+    ]
+    # A folder goes where most of its renamed files went.
+    assert suggest_paths(["src/net"], ["root"], True, renames, files, exists) == [
+        Suggestion("lib/network/", "root", True)
+    ]
+    # Not renamed: the closest path, in the base whose folder exists.
+    closest = suggest_paths(
+        [".serena/memories/docs/deploy.md", "docs/deploy.md"],
+        ["memory", "root"],
+        False,
+        renames,
+        files,
+        exists,
+    )
+    assert closest[0] == Suggestion("docs/deploying.md", "root", False)
+    memory = "/r/.serena/memories/x.md"
+    link = PathMention(0, 0, 0, "../../docs/my%20deploy.md", "../../docs/my deploy.md", "link")
+    assert write_like(link, Suggestion("docs/keep.md", "memory", False), memory, "/r") == (
+        "../../docs/keep.md"
+    )
+    code = PathMention(0, 0, 0, "./src/old/", "./src/old/", "code")
+    assert write_like(code, Suggestion("lib/network/", "root", True), memory, "/r") == (
+        "./lib/network/"
+    )

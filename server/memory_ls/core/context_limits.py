@@ -39,7 +39,7 @@ CONTEXT_LIMITS: tuple[ContextLimit, ...] = (
         pattern=".aicoder/memory/autoload.md",
         limit_bytes=2048,
         env_var="AICODER_MEMORY_AUTOLOAD_LIMIT",
-        use="loads into every prompt",
+        use="it is loaded into every prompt",
     ),
 )
 
@@ -61,11 +61,11 @@ class Cut:
 def effective_limit(limit: ContextLimit, environ: Mapping[str, str]) -> tuple[int, str]:
     """The limit in bytes and how it was set (the default, or the environment variable)."""
     default = f"{limit.agent}'s default"
-    if limit.env_var is None or limit.env_var not in environ:
+    raw = environ.get(limit.env_var, "").strip() if limit.env_var else ""
+    if not raw:  # unset or empty
         return limit.limit_bytes, default
-    raw = environ[limit.env_var]
     try:
-        value = int(raw.strip())
+        value = int(raw)
     except ValueError:
         value = 0
     if value <= 0:

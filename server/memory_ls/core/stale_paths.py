@@ -22,10 +22,13 @@ a live stat in the editor, a snapshot of `git ls-files` plus a stat for `check`.
 from __future__ import annotations
 
 import os
+import posixpath
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
+
+from rapidfuzz import fuzz, process
 
 from memory_ls.core.document import split_frontmatter
 from memory_ls.core.references import iter_lines_outside_code
@@ -41,6 +44,8 @@ _CODE_PATH = re.compile(
 # `src/x.py:42`, `src/x.py:42:7`, `src/x.py#L10-L20`: the location after the path.
 _LOCATION_SUFFIX = re.compile(r"(?::\d+(?:[-:]\d+)*|#L\d+(?:-L?\d+)?)$")
 _GLOB_CHARS = frozenset("*?[]{}")
+# "Closest existing path" needs this similarity (0-100) when no file has the same name.
+CLOSEST_PATH_CUTOFF = 60.0
 
 
 @dataclass(frozen=True)
@@ -185,3 +190,94 @@ class RepoSnapshot:
     def exists(self, path: str) -> bool:
         """Whether the repository has a file or folder at an absolute path."""
         return path in self._paths or os.path.lexists(path)
+
+
+# ----- what to put instead (the quick fix) ------------------------------------------
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A path to put in place of a stale one: workspace-relative, and why."""
+
+    path: str  # workspace-relative, `/`-separated; ends in `/` for a folder
+    base: str  # "memory" or "root": how the replacement is written
+    moved: bool  # git saw the file moved there (else: the closest existing path)
+
+
+def suggest_paths(
+    resolved: Sequence[str],
+    bases: Sequence[str],
+    is_folder: bool,
+    renames: Mapping[str, str],
+    files: Sequence[str],
+    exists: Callable[[str], bool],
+    limit: int = 3,
+) -> list[Suggestion]:
+    """Where a stale path went (git's renames, for a file or a folder), else the closest paths.
+
+    `resolved` and `bases` are a stale path's looked-for paths; `files` the workspace's
+    files (relative); `exists` answers for a relative path.
+    """
+    for relative, base in zip(resolved, bases, strict=True):
+        moved = _folder_moved(relative, renames) if is_folder else renames.get(relative)
+        if moved is not None and exists(moved):
+            return [Suggestion(moved + ("/" if is_folder else ""), base, True)]
+    # The base whose surroundings exist is the one the author most likely meant.
+    pairs = list(zip(resolved, bases, strict=True))
+    relative, base = next(
+        ((r, b) for r, b in pairs if exists(posixpath.dirname(r.rstrip("/")) or ".")), pairs[0]
+    )
+    choices = sorted(_folders_of(files)) if is_folder else list(files)
+    name = posixpath.basename(relative.rstrip("/"))
+    same_name = [c for c in choices if posixpath.basename(c) == name]
+    pool = same_name or choices
+    found = process.extract(
+        relative.rstrip("/"),
+        pool,
+        scorer=fuzz.ratio,
+        limit=limit,
+        score_cutoff=0 if same_name else CLOSEST_PATH_CUTOFF,
+    )
+    return [Suggestion(choice + ("/" if is_folder else ""), base, False) for choice, *_ in found]
+
+
+def _folder_moved(folder: str, renames: Mapping[str, str]) -> str | None:
+    """Where git moved a folder: where most of the files renamed out of it went together."""
+    inside = folder.rstrip("/") + "/"
+    votes: dict[str, int] = {}
+    for old, new in renames.items():
+        if old.startswith(inside):
+            rest = old[len(inside) :]
+            if new.endswith("/" + rest):
+                target = new[: -len(rest) - 1]
+                votes[target] = votes.get(target, 0) + 1
+    return max(votes, key=lambda target: votes[target]) if votes else None
+
+
+def _folders_of(files: Sequence[str]) -> set[str]:
+    folders: set[str] = set()
+    for path in files:
+        parent = posixpath.dirname(path)
+        while parent and parent not in folders:
+            folders.add(parent)
+            parent = posixpath.dirname(parent)
+    return folders
+
+
+def write_like(mention: PathMention, suggestion: Suggestion, memory_path: str, root: str) -> str:
+    """The suggestion written the way the mention was: relative to the memory's folder or
+    to the root, `./` or absolute as it was, percent-encoded where it was."""
+    target = os.path.join(root, *suggestion.path.rstrip("/").split("/"))
+    if os.path.isabs(mention.path):
+        text = target
+    elif suggestion.base == "memory":
+        text = os.path.relpath(target, os.path.dirname(memory_path)).replace(os.sep, "/")
+    else:
+        text = suggestion.path.rstrip("/")
+        if mention.path.startswith("./"):
+            text = "./" + text
+    if suggestion.path.endswith("/"):
+        text += "/"
+    if mention.kind == "link" and (mention.written != mention.path or " " in text):
+        text = quote(text, safe="/._-~")
+    return text

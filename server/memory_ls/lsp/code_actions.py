@@ -36,7 +36,7 @@ from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.targets import document_text, shown_path
 
 QUICK_FIX = types.CodeActionKind.QuickFix
-FIXABLE = frozenset({"misrouted", "broken-link", "unknown-prefix", "invalid-name"})
+FIXABLE = frozenset({"misrouted", "broken-link", "unknown-prefix", "invalid-name", "stale-path"})
 
 
 @dataclass(frozen=True)
@@ -103,6 +103,10 @@ def _fixes(
         return
     if diagnostic.code == "invalid-name":
         yield from _rename_invalid(ls, doc, diagnostic)
+        return
+    if diagnostic.code == "stale-path":
+        if ls.repository is not None:
+            yield from ls.repository.fixes(doc.uri, doc.text, doc.version, diagnostic)
         return
     ref = _reference(ls, doc, refs, diagnostic)
     if ref is None:
