@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from memory_ls.config import Layer, merge_layers
+from memory_ls.core.diagnostics import PathMemo
 from memory_ls.core.folders import resolve_store_config
 from memory_ls.core.git import RenameHistory
 from memory_ls.core.stale_paths import (
@@ -295,3 +296,19 @@ def test_suggestions_follow_git_renames_then_the_closest_path() -> None:
     assert write_like(code, Suggestion("lib/network/", "root", True), memory, "/r") == (
         "./lib/network/"
     )
+
+
+def test_path_memo_reads_changed_lines_and_agrees_with_a_full_scan() -> None:
+    memo = PathMemo()
+    lines = [f"line {i} names `src/m{i}/x.py` and [d](docs/d{i}.md)" for i in range(50)]
+    versions = [
+        lines,
+        ["new first `a/b.py`", *lines],
+        ["new first `a/b.py`", *lines[:10], *lines[20:]],
+        [*lines[:5], "changed `c/d/`", *lines[6:]],
+        ["```", *lines[:3], "```", *lines[3:]],  # fenced code: read whole
+        lines[:3],
+    ]
+    for version in versions:
+        text = "\n".join(version)
+        assert memo.find(text) == find_path_mentions(text)

@@ -17,7 +17,14 @@ from memory_ls.core.names import GLOBAL_PREFIX, caps_prefixes, has_topic, name_p
 from memory_ls.core.references import Reference, find_references, references_in_line
 from memory_ls.core.routing import prefix_folder, unknown_prefix
 from memory_ls.core.secrets import SecretHit, find_secrets
-from memory_ls.core.stale_paths import RepoSnapshot, lexists, stale_paths
+from memory_ls.core.stale_paths import (
+    PathMention,
+    RepoSnapshot,
+    find_path_mentions,
+    lexists,
+    mentions_in_line,
+    stale_paths,
+)
 from memory_ls.core.store import MemoryFile, Store
 
 SEVERITY_ORDER = ("error", "warning", "information", "hint")
@@ -349,7 +356,11 @@ def text_diagnostics(
     if readable and text is not None:
         refs = scans.references.find(text) if scans else find_references(text)
         found.extend(reference_diagnostics(path, refs, config, index))
-        found.extend(repository_diagnostics(config, path, text, memory, exists))
+        found.extend(
+            repository_diagnostics(
+                config, path, text, memory, exists, scans.paths if scans else None
+            )
+        )
     return found
 
 
@@ -359,6 +370,7 @@ def repository_diagnostics(
     text: str,
     memory: MemoryFile | None,
     exists: Callable[[str], bool] | None = None,
+    memo: PathMemo | None = None,
 ) -> list[Diagnostic]:
     """`context-budget` (an agent reads only part of the file) and `stale-path`."""
     found: list[Diagnostic] = []
@@ -384,7 +396,8 @@ def repository_diagnostics(
         )
     if memory is None or memory.scope != "project" or severities.get("stale-path") == "off":
         return found
-    for stale in stale_paths(text, memory.path, config.root, exists or lexists):
+    mentions = memo.find(text) if memo is not None else None
+    for stale in stale_paths(text, memory.path, config.root, exists or lexists, mentions):
         mention = stale.mention
         found.append(
             Diagnostic(
@@ -480,13 +493,44 @@ class SecretMemo:
             return list(hits)
 
 
+class PathMemo:
+    """`find_path_mentions` for successive versions of one open document, reading only
+    the lines changed since the last call where the text is plain (as ReferenceMemo)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._lines: list[str] | None = None  # of the last version, when it was plain
+        self._mentions: list[PathMention] = []
+
+    def find(self, text: str) -> list[PathMention]:
+        """`find_path_mentions(text)`, reading only the lines changed since the last call."""
+        with self._lock:
+            old = self._lines
+            if not _is_plain(text):
+                self._lines = None
+                return find_path_mentions(text)
+            lines = text.split("\n")
+            if old is None:
+                mentions = find_path_mentions(text)
+            else:
+                start, old_end, new_end = _changed_lines(old, lines)
+                fresh = [
+                    mention
+                    for number in range(start, new_end)
+                    for mention in mentions_in_line(lines[number], number)
+                ]
+                mentions = _splice(self._mentions, start, old_end, new_end, fresh)
+            self._lines, self._mentions = lines, mentions
+            return list(mentions)
+
+
 def _is_plain(text: str) -> bool:
     """Whether every line of a text is outside frontmatter and fenced code."""
     # A fence line holds ``` or ~~~; frontmatter starts the text (after a BOM) with ---.
     return "```" not in text and "~~~" not in text and not text.lstrip("\ufeff").startswith("---")
 
 
-Lined = TypeVar("Lined", Reference, SecretHit)
+Lined = TypeVar("Lined", Reference, SecretHit, PathMention)
 
 
 def _splice(
@@ -520,6 +564,7 @@ class LineScans:
 
     secrets: SecretMemo = field(default_factory=SecretMemo)
     references: ReferenceMemo = field(default_factory=ReferenceMemo)
+    paths: PathMemo = field(default_factory=PathMemo)
 
 
 def secret_diagnostics(path: str, text: str, memo: SecretMemo | None = None) -> list[Diagnostic]:

@@ -76,13 +76,15 @@ def find_path_mentions(text: str) -> list[PathMention]:
     for number, line in iter_lines_outside_code(body, first_line):
         if "`" not in line and "](" not in line and "]:" not in line:
             continue  # most lines: nothing to read
-        found.extend(_mentions_in_line(line, number))
+        found.extend(mentions_in_line(line, number))
     return found
 
 
-def _mentions_in_line(line: str, number: int) -> Iterator[PathMention]:
-    spans = [(m.start(), m.end()) for m in _CODE_SPAN.finditer(line)] if "`" in line else []
-    for match in _CODE_SPAN.finditer(line) if spans else ():
+def mentions_in_line(line: str, number: int) -> Iterator[PathMention]:
+    """The path mentions of one line outside fenced code."""
+    spans = []
+    for match in _CODE_SPAN.finditer(line) if "`" in line else ():
+        spans.append((match.start(), match.end()))
         mention = _code_mention(match.group(2), match.start(2), number)
         if mention is not None:
             yield mention
@@ -149,18 +151,27 @@ def resolutions(mention: PathMention, memory_path: str, root: str) -> list[tuple
 
 
 def stale_paths(
-    text: str, memory_path: str, root: str, exists: Callable[[str], bool]
+    text: str,
+    memory_path: str,
+    root: str,
+    exists: Callable[[str], bool],
+    mentions: Sequence[PathMention] | None = None,
 ) -> list[StalePath]:
-    """The mentions in a memory's text that name nothing in the workspace."""
+    """The mentions in a memory's text that name nothing in the workspace.
+
+    `mentions` are the text's mentions when the caller has them (an open document's memo).
+    """
     stale = []
-    for mention in find_path_mentions(text):
+    for mention in find_path_mentions(text) if mentions is None else mentions:
         candidates = resolutions(mention, memory_path, root)
         if not candidates or any(exists(path) for _, path in candidates):
             continue
+        # Every candidate lies inside the root (see resolutions): cut the root off.
+        start = len(root.rstrip(os.sep)) + 1
         stale.append(
             StalePath(
                 mention,
-                tuple(os.path.relpath(p, root).replace(os.sep, "/") for _, p in candidates),
+                tuple(p[start:].replace(os.sep, "/") for _, p in candidates),
                 tuple(base for base, _ in candidates),
             )
         )
