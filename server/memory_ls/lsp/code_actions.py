@@ -1,6 +1,7 @@
 """Quick fixes for diagnostics (SPEC 3.4): move a `misrouted` memory where its name routes,
-create the memory behind a `broken-link`, and "did you mean" for a `broken-link` (closest
-names) or an `unknown-prefix` (closest routing prefixes).
+create the memory behind a `broken-link`, "did you mean" for a `broken-link` (closest
+names) or an `unknown-prefix` (closest routing prefixes), and the path a `stale-path`
+moved to (lsp/repository.py).
 
 The move is a RenameFile in a workspace edit, planned by the store's move rules: the
 name does not change, so no reference needs rewriting, and the editor moves the open
