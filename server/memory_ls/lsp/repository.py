@@ -64,7 +64,11 @@ class Repository:
         self._registration: str | None = None
         self._refresh: asyncio.TimerHandle | None = None
         self._lock = threading.Lock()
+        self._files_lock = threading.Lock()
         self._files: list[str] | None = None  # `git ls-files`, for the closest paths
+        # Counts file events; the list is read again when it is older than the last one.
+        self._events = 0
+        self._files_at = -1
         # Each open memory's looked-for paths, by URI: (version, absolute paths).
         self._mentioned: dict[str, tuple[int | None, frozenset[str]]] = {}
 
@@ -84,8 +88,7 @@ class Repository:
         if not self._active:
             return
         changed = [os.path.normpath(p) for p in paths]
-        with self._lock:
-            self._files = None
+        self._events += 1  # on the event loop only: never waits for a git run
         future = self.ls.store_pool.submit(self._matters, changed)
         future.add_done_callback(
             lambda done: (
@@ -97,12 +100,15 @@ class Repository:
 
     def _matters(self, changed: list[str]) -> bool:
         """Whether an open project memory mentions a changed path, or a path under one."""
+        with self._lock:  # event batches may be checked side by side
+            return self._mentions_changed(changed)
+
+    def _mentions_changed(self, changed: list[str]) -> bool:
         wanted: set[str] = set()
         documents = list(self.ls.workspace.text_documents.values())
         open_uris = {document.uri for document in documents}
-        for uri in list(self._mentioned):
-            if uri not in open_uris:
-                del self._mentioned[uri]
+        for uri in [uri for uri in self._mentioned if uri not in open_uris]:
+            del self._mentioned[uri]
         for document in documents:
             path = to_fs_path(document.uri)
             memory = self.ls.index.memory_for(path) if path else None
@@ -182,8 +188,9 @@ class Repository:
 
     def files(self) -> list[str]:
         """The workspace's files as git lists them (read again after file events)."""
-        with self._lock:
-            if self._files is None:
+        with self._files_lock:
+            if self._files is None or self._files_at != self._events:
+                self._files_at = self._events
                 self._files = list_files(self.ls.config.root) or []
             return self._files
 
