@@ -387,10 +387,10 @@ def repository_diagnostics(
                 cut.end_col,
                 "context-budget",
                 f"{limit.agent} reads only the first {cut.limit_bytes} bytes of this file "
-                f"({limit.use}; {cut.setting}); it is {cut.size} bytes, so everything from here "
-                f"on (byte "
-                f"{cut.limit_bytes}, line {cut.line + 1}, column {cut.col + 1}) is cut off. Keep "
-                "what agents must always see above this point; move the rest to other memories.",
+                f"({limit.use}; {cut.setting}); it is {cut.size} bytes, so everything from "
+                f"here on (byte {cut.limit_bytes}, line {cut.line + 1}, column {cut.col + 1}) "
+                "is cut off. Keep what agents must always see above this point; move the rest "
+                "to other memories.",
                 data={"agent": limit.agent, "limit": cut.limit_bytes, "size": cut.size},
             )
         )
