@@ -296,3 +296,20 @@ def test_import_into_a_read_only_route_writes_nothing(tmp_path: Path) -> None:
     assert result.returncode == 3
     assert "[read-only]" in result.stderr and "nothing was imported" in result.stderr
     assert not (workspace / ".serena").exists()
+
+
+def test_a_note_that_is_not_utf8_is_left_out_with_its_reason(root: Path) -> None:
+    db = make_db(
+        root / "memory.db",
+        [
+            ("good", "fine\n", "t", "2025-10-01 00:00:00", "2025-10-01 00:00:00"),
+            ("latin1", b"caf\xe9\n", "t", "2025-10-01 00:00:00", "2025-10-01 00:00:00"),
+        ],
+    )
+    result = run_cli(root, "import", "--from", "aicoder-db", str(db), "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert [r["name"] for r in report["imported"]] == ["good"]
+    assert report["rejected"] == [
+        {"source": "row 2", "name": "latin1", "reason": "content is not UTF-8 text (byte 3)"}
+    ]
