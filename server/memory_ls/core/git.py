@@ -7,7 +7,6 @@ Every call runs git once and is bounded in time; callers cache what it returns
 from __future__ import annotations
 
 import os
-import subprocess
 import threading
 import time
 from collections.abc import Sequence
@@ -51,6 +50,8 @@ def in_git_work_tree(root: str) -> bool:
 
 def _git(root: str, args: Sequence[str]) -> bytes | None:
     """git's standard output, or None when git is missing, fails or takes too long."""
+    import subprocess  # only where git runs: kept off every command's start
+
     try:
         done = subprocess.run(
             ["git", "-C", root, *args],

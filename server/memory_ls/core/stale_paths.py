@@ -29,8 +29,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
-from rapidfuzz import fuzz, process
-
 from memory_ls.core.document import split_frontmatter
 from memory_ls.core.references import iter_lines_outside_code
 
@@ -253,6 +251,8 @@ def suggest_paths(
     relative, base = next(
         ((r, b) for r, b in pairs if exists(posixpath.dirname(r.rstrip("/")) or ".")), pairs[0]
     )
+    from rapidfuzz import fuzz, process  # only a quick fix needs it: kept off `check`'s start
+
     choices = sorted(_folders_of(files)) if is_folder else list(files)
     name = posixpath.basename(relative.rstrip("/"))
     same_name = [c for c in choices if posixpath.basename(c) == name]
