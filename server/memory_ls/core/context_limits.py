@@ -44,6 +44,11 @@ CONTEXT_LIMITS: tuple[ContextLimit, ...] = (
 )
 
 
+_LAST_PARTS = [limit.pattern.rsplit("/", 1)[-1] for limit in CONTEXT_LIMITS]
+_FILE_NAMES = frozenset(part for part in _LAST_PARTS if not set(part) & set("*?["))
+_WILDCARD_NAMES = [part for part in _LAST_PARTS if set(part) & set("*?[")]
+
+
 @dataclass(frozen=True)
 class Cut:
     """Where an agent stops reading a text: the byte and the character it falls in."""
@@ -77,6 +82,8 @@ def find_cut(
     text: str, path: str, root: str, environ: Mapping[str, str] | None = None
 ) -> Cut | None:
     """Where an agent stops reading this file, if it does not read all of it."""
+    if os.path.basename(path) not in _FILE_NAMES and not _WILDCARD_NAMES:
+        return None  # nearly every file: no agent limits it
     env = os.environ if environ is None else environ
     for limit in CONTEXT_LIMITS:
         if not limit.applies_to(path, root):
