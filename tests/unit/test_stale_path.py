@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from memory_ls.config import Layer, merge_layers
+from memory_ls.core.context_limits import CONTEXT_LIMITS, effective_limit
 from memory_ls.core.diagnostics import PathMemo
 from memory_ls.core.folders import resolve_store_config
 from memory_ls.core.git import RenameHistory
@@ -312,3 +313,25 @@ def test_path_memo_reads_changed_lines_and_agrees_with_a_full_scan() -> None:
     for version in versions:
         text = "\n".join(version)
         assert memo.find(text) == find_path_mentions(text)
+
+
+def test_autoload_limit_from_the_environment() -> None:
+    (aicoder,) = [limit for limit in CONTEXT_LIMITS if limit.agent == "AI Coder"]
+    assert (aicoder.pattern, aicoder.limit_bytes, aicoder.env_var) == (
+        ".aicoder/memory/autoload.md",
+        2048,
+        "AICODER_MEMORY_AUTOLOAD_LIMIT",
+    )
+    assert effective_limit(aicoder, {}) == (2048, "AI Coder's default")
+    assert effective_limit(aicoder, {"AICODER_MEMORY_AUTOLOAD_LIMIT": " "}) == (
+        2048,
+        "AI Coder's default",
+    )
+    assert effective_limit(aicoder, {"AICODER_MEMORY_AUTOLOAD_LIMIT": "4096"}) == (
+        4096,
+        "AICODER_MEMORY_AUTOLOAD_LIMIT=4096",
+    )
+    assert effective_limit(aicoder, {"AICODER_MEMORY_AUTOLOAD_LIMIT": "-1"})[0] == 2048
+    assert aicoder.applies_to("/w/.aicoder/memory/autoload.md", "/w")
+    assert not aicoder.applies_to("/w/.aicoder/memory/topic/autoload.md", "/w")
+    assert not aicoder.applies_to("/w/other/.aicoder/memory/autoload.md", "/w")
