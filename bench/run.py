@@ -148,12 +148,52 @@ def generate(root: Path, size: int, seed: int = 7) -> dict[str, Any]:
     }
 
 
-def big_note(rng: random.Random, names: list[str]) -> str:
+SOURCE_FILES = 2_000
+
+
+def as_repository(store: dict[str, Any], size: int, seed: int = 11) -> None:
+    """Make the store's workspace a git repository whose memories name its files (`--git`).
+
+    Every memory gains a line naming a source file and linking a document (one in ten
+    of them gone: stale-path findings), the 1 MB note a path on each of its lines; then
+    everything is committed, so stale-path is on as in a real repository.
+    """
+    rng = random.Random(seed)
+    root: Path = store["root"]
+    sources = [f"src/{rng.choice(WORDS)}/module_{i:05d}.py" for i in range(SOURCE_FILES)]
+    for relative in sources:
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("pass\n")
+    (root / "docs").mkdir(exist_ok=True)
+    for word in WORDS:
+        (root / "docs" / f"{word}.md").write_text(f"# {word}\n")
+    memories = [p for p in root.rglob("*.md") if "docs" not in p.parts and p != store["big"]]
+    for number, path in enumerate(sorted(memories)):
+        source = rng.choice(sources)
+        if number % 10 == 0:
+            source = source.replace("module_", "gone_")
+        depth = len(path.relative_to(root).parts) - 1
+        up = "../" * depth
+        with path.open("a") as handle:
+            handle.write(f"\nCode in `{source}`, see [docs]({up}docs/{rng.choice(WORDS)}.md).\n")
+    store["big"].write_text(big_note(rng, store["names"], sources))
+    for command in (
+        ["git", "init", "-q"],
+        ["git", "add", "-A"],
+        ["git", "-c", "user.email=b@example.org", "-c", "user.name=bench", "commit", "-qm", "s"],
+    ):
+        subprocess.run(command, cwd=root, check=True, capture_output=True)
+
+
+def big_note(rng: random.Random, names: list[str], sources: list[str] | None = None) -> str:
     """A 1,000,000-byte note with exactly 1,000 references, one per 1,000-byte line."""
     filler = " and more text to fill the note, as long notes have." * 25
     lines = []
     for i in range(BIG_NOTE_REFERENCES):
         head = f"Line {i}: see [[{rng.choice(names)}]]"
+        if sources:
+            head += f" in `{rng.choice(sources)}`"
         lines.append((head + filler)[: BIG_NOTE_BYTES // BIG_NOTE_REFERENCES - 1] + "\n")
     text = "".join(lines)
     assert len(text.encode()) == BIG_NOTE_BYTES and text.count("[[") == BIG_NOTE_REFERENCES
@@ -453,15 +493,18 @@ def calibrate() -> float:
     return best * 1000
 
 
-def measure(size: int, workdir: Path) -> dict[str, Any]:
+def measure(size: int, workdir: Path, git: bool = False) -> dict[str, Any]:
     """Every figure for one store size."""
     store = generate(workdir, size)
+    if git:
+        as_repository(store, size)
     root: Path = store["root"]
     command = [sys.executable, "-m", "memory_ls", *store["flags"]]
     # The user's cache stays out of it: the first start is cold, the second warm.
     env = {**os.environ, "XDG_CACHE_HOME": str(workdir / "cache")}
     figures: dict[str, Any] = {
         "memories": size,
+        "git": git,
         "load_before": os.getloadavg()[0],
         "cpu_calibration_ms": calibrate(),
     }
@@ -724,13 +767,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--output", default=str(Path(__file__).parent / "results"))
+    parser.add_argument(
+        "--git",
+        action="store_true",
+        help="make the workspace a git repository whose memories name its files (stale-path on)",
+    )
     args = parser.parse_args()
     rows = []
     for size in (int(s) for s in args.sizes.split(",")):
         workdir = Path(tempfile.mkdtemp(prefix=f"memory-ls-bench-{size}-"))
         try:
             print(f"measuring {size:,} memories ...", file=sys.stderr, flush=True)
-            rows.append(measure(size, workdir))
+            rows.append(measure(size, workdir, git=args.git))
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
     print(table(rows))

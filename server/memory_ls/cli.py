@@ -152,9 +152,21 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--format", choices=("json", "jsonl"), default="json")
     export.add_argument("--output", metavar="F")
 
-    imp = command("import", "save records from an export (routed like save)")
-    imp.add_argument("file", metavar="FILE", help="a JSON array or JSON Lines file; - for stdin")
+    imp = command("import", "save records from an export or an AI Coder store (routed like save)")
+    imp.add_argument(
+        "file",
+        metavar="FILE",
+        help="records: a JSON array or JSON Lines file (- for stdin); aicoder-db: "
+        "AI Coder's memory.db; aicoder-json: a folder of AI Coder's JSON records",
+    )
     imp.add_argument("--overwrite", action="store_true")
+    imp.add_argument(
+        "--from",
+        dest="source",
+        choices=("records", "aicoder-db", "aicoder-json"),
+        default="records",
+        help="what FILE is (default: records)",
+    )
     return parser
 
 
@@ -272,7 +284,7 @@ def _dispatch(
     elif command == "tags":
         result = store.tags(args.scope)
     elif command == "import":
-        result = store.import_records(_load_records(args.file, stdin), overwrite=args.overwrite)
+        result = _import(args, store, stdin, stderr)
     else:  # pragma: no cover - argparse only lets known commands through
         raise UsageError(f"unknown command {command}")
     if args.json:
@@ -358,6 +370,25 @@ def _export(args: argparse.Namespace, store: Store, stdout: TextIO) -> int:
     return EXIT_OK
 
 
+def _import(
+    args: argparse.Namespace, store: Store, stdin: TextIO, stderr: TextIO
+) -> dict[str, Any]:
+    if args.source == "records":
+        return store.import_records(_load_records(args.file, stdin), overwrite=args.overwrite)
+    from memory_ls.core.aicoder_import import import_aicoder
+
+    if not os.path.exists(args.file):
+        raise UsageError(f"no such file or folder: {args.file}")
+    result = import_aicoder(store, args.source, args.file, overwrite=args.overwrite)
+    if result["rejected"]:
+        print(
+            f"memory-ls: warning: {len(result['rejected'])} note(s) not imported "
+            "(listed as rejected, with the reason)",
+            file=stderr,
+        )
+    return result
+
+
 def _load_records(path: str, stdin: TextIO) -> list[Any]:
     """Records from a JSON array or JSON Lines."""
     if path == "-":
@@ -427,6 +458,10 @@ def _human(command: str, result: dict[str, Any], config: StoreConfig) -> str:
     if command == "import":
         lines = [f"imported {r['name']} -> {rel(r['path'])}" for r in result["imported"]]
         lines += [f"skipped {name} (exists; use --overwrite)" for name in result["skipped"]]
+        lines += [
+            f"rejected {r['source']} {r['name']!r}: {r['reason']}"
+            for r in result.get("rejected", ())
+        ]
         return "\n".join(lines) if lines else "(nothing to import)"
     return json.dumps(result, ensure_ascii=False, indent=2)
 

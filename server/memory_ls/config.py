@@ -37,6 +37,8 @@ DIAGNOSTIC_CODES: tuple[str, ...] = (
     "invalid-encoding",
     "possible-secret",
     "ignored-link",
+    "context-budget",
+    "stale-path",
 )
 
 DEFAULT_SEVERITIES: Mapping[str, Severity] = MappingProxyType(
@@ -51,6 +53,9 @@ DEFAULT_SEVERITIES: Mapping[str, Severity] = MappingProxyType(
         "invalid-encoding": "error",
         "possible-secret": "warning",
         "ignored-link": "information",
+        "context-budget": "warning",
+        # Off where the workspace is not a git repository unless configured (folders.py).
+        "stale-path": "warning",
     }
 )
 
@@ -177,6 +182,8 @@ class Settings:
         default=DEFAULT_SEVERITIES, converter=_complete_severities, hash=False
     )
     diagnostics_scope: DiagnosticsScope = "workspace"
+    # The codes some source set: a default may depend on the workspace, a choice never.
+    configured_diagnostics: frozenset[str] = frozenset()
 
     def severity(self, code: str) -> Severity:
         """Return the configured severity of a diagnostic code ("warning" if unknown)."""
@@ -502,4 +509,5 @@ def merge_layers(*layers: Layer) -> Settings:
         max_memory_bytes=cast(int, values.get("max_memory_bytes", DEFAULT_MAX_MEMORY_BYTES)),
         diagnostics=severities,
         diagnostics_scope=cast(DiagnosticsScope, values.get("diagnostics_scope", "workspace")),
+        configured_diagnostics=frozenset(severities),
     )

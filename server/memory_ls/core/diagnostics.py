@@ -4,17 +4,27 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from memory_ls.config import Severity
+from memory_ls.core.context_limits import find_cut
 from memory_ls.core.document import Document, decode_memory, parse_document
 from memory_ls.core.folders import Folder, StoreConfig
+from memory_ls.core.git import list_files
 from memory_ls.core.names import GLOBAL_PREFIX, caps_prefixes, has_topic, name_problem
 from memory_ls.core.references import Reference, find_references, references_in_line
 from memory_ls.core.routing import prefix_folder, unknown_prefix
 from memory_ls.core.secrets import SecretHit, find_secrets
+from memory_ls.core.stale_paths import (
+    PathMention,
+    RepoSnapshot,
+    find_path_mentions,
+    lexists,
+    mentions_in_line,
+    stale_paths,
+)
 from memory_ls.core.store import MemoryFile, Store
 
 SEVERITY_ORDER = ("error", "warning", "information", "hint")
@@ -252,6 +262,8 @@ def check_store(store: Store, paths: Sequence[str] = ()) -> list[Diagnostic]:
     """Diagnostics for the whole store, or for the given files and folders only."""
     memories = store.scan()
     index = NameIndex.of(memories)
+    # One `git ls-files` for the whole run rather than a stat per path (see stale_paths).
+    exists = repository_snapshot(store.config)
     shadowed = _shadow_map(memories)
     by_path = {m.path: m for m in memories}
     targets = _expand(paths) if paths else [m.path for m in memories]
@@ -264,10 +276,26 @@ def check_store(store: Store, paths: Sequence[str] = ()) -> list[Diagnostic]:
             continue
         found.extend(
             text_diagnostics(
-                store.config, index, path, text, memory, shadowed, size, encoding_problem
+                store.config,
+                index,
+                path,
+                text,
+                memory,
+                shadowed,
+                size,
+                encoding_problem,
+                exists=exists,
             )
         )
     return apply_severities(found, store.config.severities)
+
+
+def repository_snapshot(config: StoreConfig) -> Callable[[str], bool] | None:
+    """`exists` for many stale-path questions at once, when git can list the workspace."""
+    if config.severities.get("stale-path") == "off":
+        return None
+    files = list_files(config.root)
+    return None if files is None else RepoSnapshot(config.root, files).exists
 
 
 def read_for_check(path: str, max_memory_bytes: int) -> tuple[str | None, int, str | None]:
@@ -293,12 +321,14 @@ def text_diagnostics(
     encoding_problem: str | None = None,
     scans: LineScans | None = None,
     refs: Sequence[Reference] | None = None,
+    exists: Callable[[str], bool] | None = None,
 ) -> list[Diagnostic]:
     """Diagnostics of one Markdown text: memory-file checks when it is a memory, then references.
 
     `text` is None for a file too large to read; binary text is not searched for links.
     `scans` carries an open document's line-by-line scans from one version to the next;
-    `refs` are the text's references when the caller has found them already.
+    `refs` are the text's references when the caller has found them already; `exists`
+    answers whether a repository path exists (`stale-path`; default: on disk).
     """
     found: list[Diagnostic] = []
     limit = READ_LIMIT_FACTOR * config.max_memory_bytes
@@ -330,6 +360,68 @@ def text_diagnostics(
         if refs is None:
             refs = scans.references.find(text) if scans else find_references(text)
         found.extend(reference_diagnostics(path, refs, config, index))
+        found.extend(
+            repository_diagnostics(
+                config, path, text, memory, exists, scans.paths if scans else None
+            )
+        )
+    return found
+
+
+def repository_diagnostics(
+    config: StoreConfig,
+    path: str,
+    text: str,
+    memory: MemoryFile | None,
+    exists: Callable[[str], bool] | None = None,
+    memo: PathMemo | None = None,
+) -> list[Diagnostic]:
+    """`context-budget` (an agent reads only part of the file) and `stale-path`."""
+    found: list[Diagnostic] = []
+    severities = config.severities
+    cut = find_cut(text, path, config.root) if severities.get("context-budget") != "off" else None
+    if cut is not None:
+        limit = cut.limit
+        found.append(
+            Diagnostic(
+                path,
+                cut.line,
+                cut.col,
+                cut.end_line,
+                cut.end_col,
+                "context-budget",
+                f"{limit.agent} reads only the first {cut.limit_bytes} bytes of this file "
+                f"({limit.use}; {cut.setting}); it is {cut.size} bytes, so everything from "
+                f"here on (byte {cut.limit_bytes}, line {cut.line + 1}, column {cut.col + 1}) "
+                "is cut off. Keep what agents must always see above this point; move the rest "
+                "to other memories.",
+                data={"agent": limit.agent, "limit": cut.limit_bytes, "size": cut.size},
+            )
+        )
+    if memory is None or memory.scope != "project" or severities.get("stale-path") == "off":
+        return found
+    mentions = memo.find(text) if memo is not None else None
+    for stale in stale_paths(text, memory.path, config.root, exists or lexists, mentions):
+        mention = stale.mention
+        found.append(
+            Diagnostic(
+                path,
+                mention.line,
+                mention.start,
+                mention.line,
+                mention.end,
+                "stale-path",
+                f"{mention.written} names nothing in the workspace (looked for "
+                f"{' and '.join(stale.resolved)}); the code has moved on or the path is wrong. "
+                "Fix the path or remove it: agents act on what memories say.",
+                data={
+                    "path": mention.written,
+                    "kind": mention.kind,
+                    "resolved": list(stale.resolved),
+                    "bases": list(stale.bases),
+                },
+            )
+        )
     return found
 
 
@@ -405,13 +497,44 @@ class SecretMemo:
             return list(hits)
 
 
+class PathMemo:
+    """`find_path_mentions` for successive versions of one open document, reading only
+    the lines changed since the last call where the text is plain (as ReferenceMemo)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._lines: list[str] | None = None  # of the last version, when it was plain
+        self._mentions: list[PathMention] = []
+
+    def find(self, text: str) -> list[PathMention]:
+        """`find_path_mentions(text)`, reading only the lines changed since the last call."""
+        with self._lock:
+            old = self._lines
+            if not _is_plain(text):
+                self._lines = None
+                return find_path_mentions(text)
+            lines = text.split("\n")
+            if old is None:
+                mentions = find_path_mentions(text)
+            else:
+                start, old_end, new_end = _changed_lines(old, lines)
+                fresh = [
+                    mention
+                    for number in range(start, new_end)
+                    for mention in mentions_in_line(lines[number], number)
+                ]
+                mentions = _splice(self._mentions, start, old_end, new_end, fresh)
+            self._lines, self._mentions = lines, mentions
+            return list(mentions)
+
+
 def _is_plain(text: str) -> bool:
     """Whether every line of a text is outside frontmatter and fenced code."""
     # A fence line holds ``` or ~~~; frontmatter starts the text (after a BOM) with ---.
     return "```" not in text and "~~~" not in text and not text.lstrip("\ufeff").startswith("---")
 
 
-Lined = TypeVar("Lined", Reference, SecretHit)
+Lined = TypeVar("Lined", Reference, SecretHit, PathMention)
 
 
 def _splice(
@@ -445,6 +568,7 @@ class LineScans:
 
     secrets: SecretMemo = field(default_factory=SecretMemo)
     references: ReferenceMemo = field(default_factory=ReferenceMemo)
+    paths: PathMemo = field(default_factory=PathMemo)
 
 
 def secret_diagnostics(path: str, text: str, memo: SecretMemo | None = None) -> list[Diagnostic]:

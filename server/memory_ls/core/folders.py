@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from memory_ls.config import DEFAULT_SEVERITIES, Settings, Severity
+from memory_ls.core.git import in_git_work_tree
 from memory_ls.core.names import GLOBAL_PREFIX
 from memory_ls.core.patterns import NO_PATTERNS, MemoryPatterns, load_patterns, serena_home
 
@@ -165,6 +166,15 @@ def resolve_store_config(
         global_folder=global_folder,
         missing_additional=tuple(missing),
         max_memory_bytes=settings.max_memory_bytes,
-        severities=dict(settings.diagnostics),
+        severities=_workspace_severities(settings, root),
         patterns=patterns,
     )
+
+
+def _workspace_severities(settings: Settings, root: str) -> dict[str, Severity]:
+    """The configured severities; `stale-path` is off by default outside git repositories."""
+    severities = dict(settings.diagnostics)
+    # Without git there is no telling a repository path from any other: only on request.
+    if "stale-path" not in settings.configured_diagnostics and not in_git_work_tree(root):
+        severities["stale-path"] = "off"
+    return severities

@@ -1,6 +1,7 @@
 """Quick fixes for diagnostics (SPEC 3.4): move a `misrouted` memory where its name routes,
-create the memory behind a `broken-link`, and "did you mean" for a `broken-link` (closest
-names) or an `unknown-prefix` (closest routing prefixes).
+create the memory behind a `broken-link`, "did you mean" for a `broken-link` (closest
+names) or an `unknown-prefix` (closest routing prefixes), and the path a `stale-path`
+moved to (lsp/repository.py).
 
 The move is a RenameFile in a workspace edit, planned by the store's move rules: the
 name does not change, so no reference needs rewriting, and the editor moves the open
@@ -45,7 +46,7 @@ QUICK_FIX = types.CodeActionKind.QuickFix
 CREATE_COMMAND = "memory.create"
 
 logger = logging.getLogger(__name__)
-FIXABLE = frozenset({"misrouted", "broken-link", "unknown-prefix", "invalid-name"})
+FIXABLE = frozenset({"misrouted", "broken-link", "unknown-prefix", "invalid-name", "stale-path"})
 # The fixes that depend on which names the index knows (did you mean, create).
 NEED_NAMES = frozenset({"broken-link"})
 
@@ -118,6 +119,10 @@ def _fixes(
         return
     if diagnostic.code == "invalid-name":
         yield from _rename_invalid(ls, doc, diagnostic)
+        return
+    if diagnostic.code == "stale-path":
+        if ls.repository is not None:
+            yield from ls.repository.fixes(doc.uri, doc.text, doc.version, diagnostic)
         return
     ref = _reference(ls, doc, refs, diagnostic)
     if ref is None:

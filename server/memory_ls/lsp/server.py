@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -34,6 +34,9 @@ from memory_ls.core.folders import StoreConfig, resolve_store_config
 from memory_ls.core.index import MemoryIndex, Update
 from memory_ls.core.store import Store
 from memory_ls.lsp.protocol import MemoryProtocol
+
+if TYPE_CHECKING:
+    from memory_ls.lsp.repository import Repository
 
 SERVER_NAME = "memory-ls"
 # MEMORY_LS_LOG_LEVEL=INFO logs every message on stderr (the client's server log).
@@ -80,6 +83,10 @@ class MemoryServer(LanguageServer):
         # What a document shows once closed (the file's problems on disk, where the client
         # gets every file's problems by push; else nothing).
         self.closed_diagnostics: Callable[[str], list[types.Diagnostic]] = lambda uri: []
+        # Called on the event loop with the paths of the client's file events (any file).
+        self.client_file_listeners: list[Callable[[list[str]], None]] = []
+        # The repository's files for `stale-path` (lsp/repository.py).
+        self.repository: Repository | None = None
         # Called on shutdown, to stop watchers and background work.
         self.closers: list[Callable[[], None]] = []
         # False until the client said `initialized` and the first configuration is in:
@@ -184,6 +191,7 @@ def build_server(cli: Layer) -> MemoryServer:
         patterns,
         references,
         rename,
+        repository,
         symbols,
         watching,
         workspace_diagnostics,
@@ -206,6 +214,7 @@ def build_server(cli: Layer) -> MemoryServer:
         references,
         symbols,
         rename,
+        repository,
         code_actions,
     ):
         feature.register(server)

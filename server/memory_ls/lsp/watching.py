@@ -62,8 +62,10 @@ def register(server: MemoryServer) -> None:
     def did_change_watched_files(
         ls: MemoryServer, params: types.DidChangeWatchedFilesParams
     ) -> None:
-        paths = (to_fs_path(change.uri) for change in params.changes)
-        watcher.enqueue(path for path in paths if path)
+        paths = [path for path in (to_fs_path(c.uri) for c in params.changes) if path]
+        watcher.enqueue(paths)
+        for listener in ls.client_file_listeners:
+            listener(paths)
 
 
 class Watcher:
