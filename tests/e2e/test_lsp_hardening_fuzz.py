@@ -514,6 +514,13 @@ async def test_names_that_lead_out_are_refused_by_every_writer(
 ) -> None:
     await server.command("memory.save", {"name": "fuzz_source", "content": "source\n"})
     bait = str(ws.base / "bait")
+    # The random calls before may have deleted or moved the `escape` link (which takes
+    # the link itself, as it should): every call below must meet it where it was.
+    escape = ws.primary / "escape.md"
+    if not escape.is_symlink():
+        if escape.exists():
+            escape.unlink()
+        os.symlink(ws.base / "bait" / "target.md", escape)
     refused: Counter[str] = Counter()
     for name in ESCAPING_NAMES:
         for command, arguments in escaping_calls(substitute(name, bait)):
