@@ -96,6 +96,8 @@ class Update:
     added: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
     modified: tuple[str, ...] = ()
+    # The files added, changed or removed (for the full-text index).
+    paths: tuple[str, ...] = ()
 
     @property
     def names_changed(self) -> bool:
@@ -110,7 +112,10 @@ class Update:
     def merged(self, other: Update) -> Update:
         """Both updates as one."""
         return Update(
-            self.added + other.added, self.removed + other.removed, self.modified + other.modified
+            self.added + other.added,
+            self.removed + other.removed,
+            self.modified + other.modified,
+            self.paths + other.paths,
         )
 
 
@@ -332,11 +337,13 @@ def _combined(updates: Iterable[Update]) -> Update:
     added: list[str] = []
     removed: list[str] = []
     modified: list[str] = []
+    paths: list[str] = []
     for update in updates:
         added += update.added
         removed += update.removed
         modified += update.modified
-    return Update(tuple(added), tuple(removed), tuple(modified))
+        paths += update.paths
+    return Update(tuple(added), tuple(removed), tuple(modified), tuple(paths))
 
 
 def _match_start(match: re.Match[str] | None) -> int:
@@ -526,22 +533,24 @@ class MemoryIndex:
         self._generation += 1
         name = memory.qualified
         if known is not None:
-            return Update(modified=(name,))
+            return Update(modified=(name,), paths=(memory.path,))
         if memory.valid:
             files = self._by_name.setdefault(name, [])
             before = list(files)
             files.append(memory)
             files.sort(key=self._rank)
             self._name_changed(name, before)
-        return Update(added=(name,))
+        return Update(added=(name,), paths=(memory.path,))
 
     def _remove(self, paths: Iterable[str]) -> Update:
         """Forget files (lock held)."""
         removed: list[str] = []
+        gone: list[str] = []
         for path in paths:
             known = self._files.pop(path, None)
             if known is None:
                 continue
+            gone.append(path)
             memory = known[0]
             if self._facts.pop(path, None) is not None:
                 self._facts_generation += 1
@@ -557,7 +566,7 @@ class MemoryIndex:
                 self._name_changed(name, before)
         if removed:
             self._generation += 1
-        return Update(removed=tuple(removed))
+        return Update(removed=tuple(removed), paths=tuple(gone))
 
     def _name_changed(self, name: str, before: list[MemoryFile]) -> None:
         """Bring the views, scopes and shadows of one name up to date (lock held)."""

@@ -2,7 +2,8 @@
 
 Names come first (a directory scan), so completion and links work early; then the facts
 of every file (tags, update time) are learnt, from the cache an earlier start left where
-a file has not changed, else by parsing it. Requests are answered meanwhile.
+a file has not changed, else by parsing it; last, the full-text index is brought in line
+with the files (core/fulltext.py). Requests are answered meanwhile.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ def register(server: MemoryServer) -> None:
 def start(ls: MemoryServer) -> None:
     """Index the current store in a background thread."""
     index = ls.index
+    search_index = ls.search_index
     reporter = _Progress(ls) if _client_shows_progress(ls) else None
 
     def work() -> None:
@@ -47,6 +49,9 @@ def start(ls: MemoryServer) -> None:
                 cancelled=lambda: ls.index is not index,
                 cache_path=facts_cache_path(index.config),
             )
+            if ls.index is index:
+                # Searches read every memory until the full-text index has caught up.
+                search_index.sync(index.files())
             gc.freeze()
         except Exception:
             logger.exception("indexing failed")
