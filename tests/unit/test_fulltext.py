@@ -346,3 +346,21 @@ def test_the_walk_finds_what_the_store_scan_finds(ws: Workspace) -> None:
     scanned = {(folders.index(m.folder), m.name) for m in store.scan()}
     assert walked == scanned
     assert (0, "linked/shared") in walked and (0, "skip_me") not in walked
+
+
+def test_many_matches_come_best_first_names_holding_the_query_on_top(ws: Workspace) -> None:
+    store = ws.store()
+    for number in range(80):
+        name = f"deploy_{number:02d}" if number % 10 == 0 else f"note_{number:02d}"
+        filler = " ".join(["other"] * (number % 13))
+        store.save(name, f"{'deploy ' * (number % 7 + 1)}{filler}\n")
+    for number in range(100):  # bm25 weighs a word in fewer than half of the memories
+        store.save(f"unrelated_{number:02d}", "nothing to see\n")
+    for searching in (store, _indexed(store)):
+        results = searching.search("deploy", limit=80)["results"]
+        scores = [r["score"] for r in results]
+        assert len(results) == 80 and scores == sorted(scores, reverse=True)
+        assert {r["name"] for r in results[:8]} == {f"deploy_{n:02d}" for n in range(0, 80, 10)}
+        assert all(1 <= s < 2 for s in scores[:8]) and all(0 < s <= 1 for s in scores[8:])
+        # Among the others, more mentions in a shorter text rank higher.
+        assert results[8]["name"] == "note_13" and results[-1]["name"] == "note_77"

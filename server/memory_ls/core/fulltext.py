@@ -211,6 +211,12 @@ def line_results(
     ]
 
 
+def score_of(in_name: int, relevance: float) -> float:
+    """A result's score: 1 to 2 when the name holds the whole query, else 0 to 1; bm25
+    relevance (higher is better) orders within each."""
+    return in_name + relevance / (1.0 + relevance)
+
+
 def snippet(line: str, at: int, width: int = SNIPPET_WIDTH) -> str:
     """A line cut to a readable width around the match."""
     stripped = line.lstrip()
@@ -234,7 +240,7 @@ class ScanRanker:
         self.documents = 0
         self.total_words = 0
         self.containing = [0] * len(query.parts)
-        self._matches: list[tuple[list[float], int, Any]] = []
+        self._matches: list[tuple[list[float], int, int, Any]] = []
 
     def add(self, name: str, body: str, item: Any) -> None:
         """Count one searchable memory; keep it when every part is in its name or body."""
@@ -256,19 +262,20 @@ class ScanRanker:
                 self.containing[number] += 1
             weighted.append(hits)
         if all(weighted):
-            self._matches.append((weighted, len(name_words) + len(body_words), item))
+            in_name = int(all(part.found_in(name_words) for part in self.query.parts))
+            self._matches.append((weighted, len(name_words) + len(body_words), in_name, item))
 
     def ranked(self) -> list[tuple[float, Any]]:
         """(score, item) of the matching memories, best first."""
         average = self.total_words / max(self.documents, 1)
         idf = [max(1e-6, math.log((self.documents - n + 0.5) / (n + 0.5))) for n in self.containing]
         scored = []
-        for weighted, length, item in self._matches:
+        for weighted, length, in_name, item in self._matches:
             norm = self.K1 * (1 - self.B + self.B * length / max(average, 1e-9))
-            score = sum(
+            relevance = sum(
                 i * (w * (self.K1 + 1)) / (w + norm) for i, w in zip(idf, weighted, strict=True)
             )
-            scored.append((score, item))
+            scored.append((score_of(in_name, relevance), item))
         scored.sort(key=lambda pair: -pair[0])
         return scored
 
@@ -629,34 +636,55 @@ class SearchIndex:
         allowed = {rank for rank, f in enumerate(folders) if scope is None or f.scope == scope}
         global_rank = next((r for r, f in enumerate(folders) if f.kind == "global"), len(folders))
         wanted_tags = [_tag_text((tag,)) for tag in tags]
-        cursor = db.execute(
-            "SELECT m.id, m.r, f.folder, f.name, f.mtime_ns, f.size, f.valid, f.tags, "
-            "f.body_line FROM (SELECT rowid AS id, bm25(fts, ?, 1.0) AS r FROM fts "
-            "WHERE fts MATCH ? ORDER BY r, rowid) AS m JOIN files AS f ON f.id = m.id",
-            (NAME_WEIGHT, query.expression()),
-        )
         results: list[dict[str, Any]] = []
         stale: list[str] = []
-        for ident, rank, folder_rank, name, mtime, size, valid, tag_text, body_line in cursor:
-            if folder_rank not in allowed or any(t not in tag_text for t in wanted_tags):
-                continue
-            if (
-                valid
-                and folder_rank < global_rank
-                and _shadowed(db, name, folder_rank, global_rank)
-            ):
-                continue
-            folder = folders[folder_rank]
-            path = folder.file_for(name)
-            if _stamp(path) != (mtime, size):
-                stale.append(path)
-                continue
-            (data,) = db.execute("SELECT data FROM bodies WHERE id = ?", (ident,)).fetchone()
-            body = zlib.decompress(data).decode("utf-8", "surrogatepass")
-            results += line_results(query, folder.qualified(name), path, body, body_line, -rank)
-            if len(results) >= limit:
-                break
-        return results[:limit], stale
+        in_names: set[int] = set()
+        # Memories whose name holds the whole query come first; ranking them alone is
+        # cheap, and most searches need nothing more. The others are ranked only when
+        # those do not fill the results.
+        for tier, expression in (
+            (1, f"{{name}} : ({query.expression()})"),
+            (0, query.expression()),
+        ):
+            # Ranked alone, each file looked up while the ranking is read: SQLite drops the
+            # ORDER BY of a subquery that is joined.
+            ranked = db.execute(
+                "SELECT rowid, bm25(fts, ?, 1.0) AS r FROM fts WHERE fts MATCH ? ORDER BY r, rowid",
+                (NAME_WEIGHT, expression),
+            )
+            for ident, rank in ranked:
+                if tier:
+                    in_names.add(ident)
+                elif ident in in_names:
+                    continue
+                row = db.execute(
+                    "SELECT folder, name, mtime_ns, size, valid, tags, body_line FROM files "
+                    "WHERE id = ?",
+                    (ident,),
+                ).fetchone()
+                if row is None:
+                    continue
+                folder_rank, name, mtime, size, valid, tag_text, body_line = row
+                if folder_rank not in allowed or any(t not in tag_text for t in wanted_tags):
+                    continue
+                if (
+                    valid
+                    and folder_rank < global_rank
+                    and _shadowed(db, name, folder_rank, global_rank)
+                ):
+                    continue
+                folder = folders[folder_rank]
+                path = folder.file_for(name)
+                if _stamp(path) != (mtime, size):
+                    stale.append(path)
+                    continue
+                (data,) = db.execute("SELECT data FROM bodies WHERE id = ?", (ident,)).fetchone()
+                body = zlib.decompress(data).decode("utf-8", "surrogatepass")
+                score = score_of(tier, -rank)
+                results += line_results(query, folder.qualified(name), path, body, body_line, score)
+                if len(results) >= limit:
+                    return results[:limit], stale
+        return results, stale
 
 
 def _shadowed(db: Any, name: str, folder_rank: int, global_rank: int) -> bool:
