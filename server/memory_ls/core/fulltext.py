@@ -17,6 +17,7 @@ caller gets None and searches by reading every memory, with the same query seman
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -316,6 +317,7 @@ def search_index_path(config: StoreConfig) -> str:
     return str(user_cache_dir() / "index" / f"{key[:32]}.search.sqlite3")
 
 
+@functools.cache
 def fts5_available() -> bool:
     """Whether this Python's SQLite has FTS5 compiled in."""
     if sqlite3 is None:
@@ -431,25 +433,28 @@ class SearchIndex:
                 stamp = _stamp(memory.path)
                 if stamp is not None:
                     on_disk.add((self._ranks[memory.folder.path], memory.name, *stamp))
-        with self._lock:
-            try:
-                db = self._connect()
-                indexed = set(db.execute("SELECT folder, name, mtime_ns, size FROM files"))
-                # Sets compared in C: a store of 100,000 memories is checked in milliseconds.
-                differing = {(rank, name) for rank, name, _m, _s in on_disk ^ indexed}
-                del indexed
-                folders = self.config.folders
-                self._apply_batches(
-                    [(key, folders[key[0]].file_for(key[1])) for key in sorted(differing)]
+        try:
+            with self._lock:
+                indexed = set(
+                    self._connect().execute("SELECT folder, name, mtime_ns, size FROM files")
                 )
-            except IndexUnusable:
-                return False
-            except sqlite3.Error as exc:
-                logger.info("search index not brought up to date: %s", exc)
-                return False
+            # Sets compared in C: a store of 100,000 memories is checked in milliseconds.
+            differing = {(rank, name) for rank, name, _m, _s in on_disk ^ indexed}
+            del indexed
+            folders = self.config.folders
+            # Batch by batch, the lock let go in between: file events and searches (which
+            # read the files meanwhile) do not wait for a whole first indexing.
+            self._apply_batches(
+                [(key, folders[key[0]].file_for(key[1])) for key in sorted(differing)]
+            )
+        except IndexUnusable:
+            return False
+        except sqlite3.Error as exc:
+            logger.info("search index not brought up to date: %s", exc)
+            return False
+        with self._lock:
             self._complete = True
-            self._failed.clear()
-            return True
+        return True
 
     def walk(self) -> set[tuple[int, str, int, int]]:
         """(folder, name, mtime, size) of every memory file, by `store.scan_folder`'s rules.
@@ -520,7 +525,8 @@ class SearchIndex:
 
     def _apply_batches(self, keyed: Sequence[tuple[tuple[int, str], str]]) -> None:
         for start in range(0, len(keyed), BATCH_FILES):
-            self._apply_now(keyed[start : start + BATCH_FILES])
+            with self._lock:
+                self._apply_now(keyed[start : start + BATCH_FILES])
 
     def _apply_now(self, keyed: Sequence[tuple[tuple[int, str], str]]) -> None:
         """Each file as the disk has it now, in one transaction (lock held).
@@ -609,6 +615,8 @@ class SearchIndex:
     ) -> list[dict[str, Any]] | None:
         """Result rows best first, or None when the index cannot answer for the disk now
         (not live: the disk is compared with the index first)."""
+        if self.live and not self._complete:
+            return None  # the first indexing runs: no waiting for it
         with self._lock:
             if self.live:
                 if self._failed:
