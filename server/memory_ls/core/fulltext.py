@@ -28,7 +28,7 @@ import stat
 import threading
 import unicodedata
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -284,17 +284,18 @@ class ScanRanker:
 # ----- which files are memories -----------------------------------------------------------
 
 
-def memory_at(config: StoreConfig, path: str) -> tuple[Folder, str] | None:
-    """(folder, name) of the memory file at a path by the directory scan's rules, or None."""
-    if not path.endswith(".md") or is_temp_file(os.path.basename(path)):
+def _memory_stamp(folder: Folder, name: str, path: str) -> tuple[int, int] | None:
+    """The stamp of the file of `folder` named `name` if it is a memory now (by the
+    directory scan's rules: no temporary file, no ignored name, a file), else None."""
+    if is_temp_file(os.path.basename(path)):
         return None
-    owned = config.name_of(path)
-    if owned is None:
-        return None
-    folder, name = owned
     if folder.patterns.ignored and folder.patterns.is_ignored(folder.qualified(name)):
         return None
-    return owned if os.path.isfile(path) else None
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_mtime_ns, info.st_size) if stat.S_ISREG(info.st_mode) else None
 
 
 def fingerprint(config: StoreConfig) -> str:
@@ -418,9 +419,14 @@ class SearchIndex:
 
     # ----- keeping it current -------------------------------------------------------------
 
-    def sync(self, memories: Iterable[MemoryFile] | None = None) -> bool:
+    def sync(
+        self,
+        memories: Iterable[MemoryFile] | None = None,
+        stamps: Mapping[str, tuple[int, int]] | None = None,
+    ) -> bool:
         """Bring the index in line with the memory files on disk now: `memories` when the
-        caller has their list, else a walk of the folders.
+        caller has their list (with the (mtime, size) it knows by path in `stamps`), else
+        a walk of the folders.
 
         Returns whether it now matches (False: it could not be written; searches read
         the files instead until it does).
@@ -429,8 +435,9 @@ class SearchIndex:
             on_disk = self.walk()
         else:
             on_disk = set()
+            known = stamps or {}
             for memory in memories:
-                stamp = _stamp(memory.path)
+                stamp = known.get(memory.path) or _stamp(memory.path)
                 if stamp is not None:
                     on_disk.add((self._ranks[memory.folder.path], memory.name, *stamp))
         try:
@@ -542,14 +549,14 @@ class SearchIndex:
                     "SELECT id, mtime_ns, size FROM files WHERE name = ? AND folder = ?",
                     (key[1], key[0]),
                 ).fetchone()
-                owned = memory_at(self.config, path)
-                stamp = _stamp(path) if owned is not None else None
+                folder = self.config.folders[key[0]]
+                stamp = _memory_stamp(folder, key[1], path)
                 if found is not None and stamp is not None and tuple(found[1:]) == stamp:
                     continue
                 if found is not None:
                     self._drop(db, found[0], key)
-                if owned is not None and stamp is not None:
-                    self._add(db, owned[0], owned[1], path, stamp)
+                if stamp is not None:
+                    self._add(db, folder, key[1], path, stamp)
             db.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(sqlite3.Error):

@@ -690,6 +690,11 @@ class MemoryIndex:
         with self._lock:
             return [memory for memory, _ in self._files.values()]
 
+    def stamps(self) -> dict[str, Stamp]:
+        """The stamp of every file that has been looked at, by path."""
+        with self._lock:
+            return {path: stamp for path, (_m, stamp) in self._files.items() if stamp is not None}
+
     def name_index(self) -> NameIndex:
         """Which names exist per scope, for broken-link checks."""
 

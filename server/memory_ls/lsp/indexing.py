@@ -51,7 +51,9 @@ def start(ls: MemoryServer) -> None:
             )
             if ls.index is index:
                 # Searches read every memory until the full-text index has caught up.
-                search_index.sync(index.files())
+                # The stamps the facts were learnt with: no file is looked at twice.
+                stamps = {p: (s.mtime_ns, s.size) for p, s in index.stamps().items()}
+                search_index.sync(index.files(), stamps)
             gc.freeze()
         except Exception:
             logger.exception("indexing failed")
