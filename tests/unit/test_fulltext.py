@@ -14,8 +14,7 @@ from typing import Any
 import pytest
 from store_helpers import Workspace
 
-from memory_ls.core import Store
-from memory_ls.core import fulltext
+from memory_ls.core import Store, fulltext
 from memory_ls.core.errors import InvalidArguments
 from memory_ls.core.fulltext import Part, SearchIndex, parse_query, search_index_path
 
