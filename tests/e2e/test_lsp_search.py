@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_support import Session, make_workspace, session, write_file
+from e2e_support import INDEXING_FOR_SEARCH, Session, make_workspace, session, write_file
 
 pytestmark = pytest.mark.asyncio
 
-# SPEC 3.5 asks for one second; the test allows for a loaded machine.
-LIVE_TIMEOUT = 5.0
+# SPEC 3.5 asks for one second (the benchmark measures it); the test allows for a
+# heavily loaded machine.
+LIVE_TIMEOUT = 10.0
 
 
 async def _search(server: Session, query: str, **arguments: Any) -> set[str]:
@@ -48,7 +49,8 @@ async def test_search_follows_files_changed_by_another_process(tmp_path: Path) -
     workspace = make_workspace(tmp_path / "w")
     cache = tmp_path / "cache"
     async with session(workspace, env={"XDG_CACHE_HOME": str(cache)}) as server:
-        # Indexed: the index on disk holds every memory (the search answers from it).
+        await server.indexed(title=INDEXING_FOR_SEARCH)
+        # The index on disk holds every memory (the search answers from it).
         assert {"auth/login_flow", "FEATURE_checkout", "style_guide"} <= _index_names(cache)
         assert await _search(server, "checkout") == {"FEATURE_checkout"}
 
@@ -88,10 +90,13 @@ async def test_search_while_the_first_indexing_runs_misses_nothing(tmp_path: Pat
         workspace, env={"XDG_CACHE_HOME": str(tmp_path / "c")}, wait_indexed=False
     ) as server:
         found = await _search(server, "unicorn")
-        assert server.progress_ended() == 0, "answered while the first indexing ran"
+        assert server.progress_ended(INDEXING_FOR_SEARCH) == 0, "answered before the index was"
         assert found == {"zz_last", "global/unicorn_tips"}
         assert await _search(server, "note 5999") == {"bulk/note_05999"}
         await server.indexed()
+        # Names and facts are known; the full-text index may still be catching up.
+        assert await _search(server, "unicorn") == found
+        await server.indexed(title=INDEXING_FOR_SEARCH)
         assert await _search(server, "unicorn") == found
         assert await _search(server, "note 5999") == {"bulk/note_05999"}
     assert time.monotonic() - started < 120

@@ -79,7 +79,15 @@ def test_scan_agrees_with_the_store(tmp_path: Path) -> None:
         "topic/deep",
     ]
     listed = {m["name"]: m for m in store.list_memories()["memories"]}
-    assert sorted(listed) == ["-draft", ".hidden/listed", "FEATURE_x", "bad:draft", "global/note", "note", "topic/deep"]
+    assert sorted(listed) == [
+        "-draft",
+        ".hidden/listed",
+        "FEATURE_x",
+        "bad:draft",
+        "global/note",
+        "note",
+        "topic/deep",
+    ]
     for entry in index.entries():
         assert listed[entry.memory.qualified]["path"] == entry.memory.path
         assert listed[entry.memory.qualified]["shadows"] == [m.path for m in entry.shadows]
