@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import sys
 import threading
 import uuid
 
@@ -24,6 +25,8 @@ from memory_ls.lsp.server import MemoryServer
 logger = logging.getLogger(__name__)
 INDEXING_TITLE = "Indexing memories"
 SEARCH_TITLE = "Indexing memories for search"
+# Seconds a thread may keep the GIL while another waits, during indexing for search.
+BUILD_SWITCH_INTERVAL = 0.0005
 
 
 def register(server: MemoryServer) -> None:
@@ -76,7 +79,14 @@ def _index_for_search(ls: MemoryServer, index: MemoryIndex, search_index: Search
             reporter.begin(len(files))
         # The stamps the facts were learnt with: no file is looked at twice.
         stamps = {path: (s.mtime_ns, s.size) for path, s in index.stamps().items()}
-        search_index.sync(files, stamps)
+        # Indexing holds the GIL most of the time, and a request that waits for it waits a
+        # switch interval each time: shorter ones keep completion quick meanwhile.
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(interval, BUILD_SWITCH_INTERVAL))
+        try:
+            search_index.sync(files, stamps)
+        finally:
+            sys.setswitchinterval(interval)
     except Exception:
         logger.exception("indexing for search failed")
     finally:
