@@ -526,7 +526,7 @@ class SearchIndex:
                 keyed = [(key, path) for path in sorted(wanted) if (key := self._key(path))]
                 self._apply_batches(keyed)
                 self._failed.clear()
-            except (IndexUnusable, sqlite3.Error) as exc:
+            except (IndexUnusable, sqlite3.Error, OSError, zlib.error) as exc:
                 logger.info("search index update failed (%s); searches read the files", exc)
                 self._failed = wanted
 

@@ -245,11 +245,14 @@ def _update_safely(index: MemoryIndex, paths: set[str], search_index: SearchInde
     """Update the index and the full-text index; a failure is logged, never lost in a thread."""
     try:
         update = index.update_paths(paths)
-        search_index.apply(update.paths)
-        return update
     except Exception:
         logger.exception("updating the index for %s failed", sorted(paths))
         return Update()
+    try:
+        search_index.apply(update.paths)
+    except Exception:  # searches read the files where the full-text index lags
+        logger.exception("updating the full-text index for %s failed", sorted(paths))
+    return update
 
 
 def client_watchers(
