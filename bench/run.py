@@ -17,7 +17,10 @@ while the first indexing still runs ("p99 indexing"; nothing at sizes where inde
 is over before the first keystroke). Each completion sample is paired with a floor
 sample (a request the server does not know) in the same conditions. Last, completion runs
 back to back during an event storm (bench/storm.py: thousands of files created,
-rewritten, renamed and deleted within seconds; "storm p50/p99").
+rewritten, renamed and deleted within seconds; "storm p50/p99"). Search (issue 14):
+"search indexed" is until the full-text index is up to date (a progress of its own,
+after "indexed"); then `memory.search` over a mix of queries, `memory-ls search` in a
+new process each time, `search_memories` through `memory-ls mcp`, and the index's size.
 """
 
 from __future__ import annotations
@@ -223,6 +226,10 @@ class Client:
         # When the server said its indexing ended (`$/progress` end), if it did.
         self.indexed = threading.Event()
         self.indexed_at = float("nan")
+        # When the full-text index was brought up to date (its own progress), if it was.
+        self.titles: dict[Any, Any] = {}
+        self.search_indexed = threading.Event()
+        self.search_indexed_at = float("nan")
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
@@ -244,11 +251,22 @@ class Client:
             elif "id" in message:
                 self.responses.setdefault(message["id"], queue.Queue()).put(message)
             elif message.get("method") == "$/progress":
-                if message["params"]["value"].get("kind") == "end":
-                    self.indexed_at = time.perf_counter()
-                    self.indexed.set()
+                self._progress(message["params"])
             else:
                 self.notifications.put((time.perf_counter(), message))
+
+    def _progress(self, params: dict[str, Any]) -> None:
+        """Note when indexing ends, and when indexing for search ends (issue 14)."""
+        value, token = params["value"], params["token"]
+        if value.get("kind") == "begin":
+            self.titles[token] = value.get("title")
+        elif value.get("kind") == "end":
+            if self.titles.get(token) == SEARCH_PROGRESS_TITLE:
+                self.search_indexed_at = time.perf_counter()
+                self.search_indexed.set()
+            else:
+                self.indexed_at = time.perf_counter()
+                self.indexed.set()
 
     def _answer_server_request(self, message: dict[str, Any]) -> None:
         result: Any = None
@@ -477,6 +495,136 @@ def measure_storm(editor: Editor, topic: Path, feature: Path) -> dict[str, Any]:
     }
 
 
+# ----- search (issue 14) ------------------------------------------------------------
+
+# What agents and people search for: common words (each in about a fifth of the generated
+# memories), two words, a phrase, a prefix, a name, a word being typed, a rare word.
+SEARCH_QUERIES = [
+    "auth",
+    "deploy notes",
+    '"notes about cache"',
+    "retry*",
+    "FEATURE_login",
+    "token session",
+    "migration",
+    "metrics logging",
+    TARGET,
+    "api clie",
+]
+SEARCH_ROUNDS = 4
+SEARCH_PROGRESS_TITLE = "Indexing memories for search"
+CLI_SEARCH_RUNS = 5
+
+
+def search_names(response: dict[str, Any]) -> set[str]:
+    """Names in a memory.search response (an error is a failed run)."""
+    if "error" in response:
+        raise RuntimeError(f"memory.search failed: {response['error']}")
+    return {hit["name"] for hit in response["result"]["results"]}
+
+
+def measure_lsp_search(client: Client) -> dict[str, Any]:
+    """`memory.search` latencies over the query mix, once indexing for search has ended."""
+    if not client.search_indexed.wait(timeout=600):
+        raise RuntimeError("indexing for search never ended")
+    samples: list[float] = []
+    for _ in range(SEARCH_ROUNDS):
+        for query in SEARCH_QUERIES:
+            took, response = client.request(
+                "workspace/executeCommand",
+                {"command": "memory.search", "arguments": [{"query": query}]},
+            )
+            samples.append(took)
+            if query == TARGET and TARGET not in search_names(response):
+                raise RuntimeError("memory.search does not find the target memory")
+    return {
+        "search_indexed_s": client.search_indexed_at - client.started,
+        "search_p50_ms": pct(samples, 50),
+        "search_p99_ms": pct(samples, 99),
+    }
+
+
+def measure_mcp_search(store: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
+    """`search_memories` latencies over the query mix, through `memory-ls mcp` (stdio)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memory_ls.cli", "mcp", *store["flags"]],
+        cwd=store["root"],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    stdin, stdout = proc.stdin, proc.stdout
+
+    def call(ident: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        message = {"jsonrpc": "2.0", "id": ident, "method": method, "params": params}
+        stdin.write(json.dumps(message) + "\n")
+        stdin.flush()
+        while True:
+            answer = json.loads(stdout.readline())
+            if answer.get("id") == ident:
+                return dict(answer)
+
+    try:
+        call(
+            0,
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "bench", "version": "1"},
+            },
+        )
+        stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        samples: list[float] = []
+        for round_number in range(SEARCH_ROUNDS):
+            for number, query in enumerate(SEARCH_QUERIES):
+                started = time.perf_counter()
+                answer = call(
+                    1 + round_number * 100 + number,
+                    "tools/call",
+                    {"name": "search_memories", "arguments": {"query": query}},
+                )
+                samples.append(time.perf_counter() - started)
+                if answer.get("error") or answer["result"].get("isError"):
+                    raise RuntimeError(f"search_memories failed: {answer}")
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+    return {"mcp_search_p50_ms": pct(samples, 50), "mcp_search_p99_ms": pct(samples, 99)}
+
+
+def measure_cli_search(store: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
+    """`memory-ls search` in a new process each time (the index cache kept), median seconds."""
+    samples = []
+    for run_number in range(CLI_SEARCH_RUNS):
+        query = SEARCH_QUERIES[run_number % len(SEARCH_QUERIES)]
+        started = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "memory_ls.cli", "search", query, "--json", *store["flags"]],
+            cwd=store["root"],
+            env=env,
+            capture_output=True,
+            check=True,
+        )
+        samples.append(time.perf_counter() - started)
+    return {"cli_search_s": pct(samples, 50) / 1000}
+
+
+def search_index_ratio(workdir: Path) -> dict[str, Any]:
+    """The full-text index's size on disk over the size of the memories."""
+    index = sum(
+        path.stat().st_size
+        for path in (workdir / "cache" / "memory-ls" / "index").glob("*.search.sqlite3*")
+    )
+    memories = sum(
+        path.stat().st_size for path in workdir.rglob("*.md") if "cache" not in path.parts
+    )
+    return {"search_index_mb": index / 2**20, "search_index_ratio": index / max(memories, 1)}
+
+
 def calibrate() -> float:
     """How fast this machine runs Python now: a fixed loop, best of three, in ms.
 
@@ -538,6 +686,7 @@ def measure(size: int, workdir: Path, git: bool = False) -> dict[str, Any]:
 
     figures.update(measure_completion(editor, typed_prefixes(store["names"], 40, seed=3)))
     figures.update(measure_navigation(editor, store))
+    figures.update(measure_lsp_search(client))
 
     big_uri = store["big"].as_uri()
     sent = time.perf_counter()
@@ -619,6 +768,9 @@ def measure(size: int, workdir: Path, git: bool = False) -> dict[str, Any]:
     if checked.returncode not in (0, 1) or "error(s)" not in checked.stderr:
         raise RuntimeError(f"memory-ls check failed ({checked.returncode}): {checked.stderr}")
     figures["check_findings"] = len(checked.stdout.splitlines())
+    figures.update(measure_cli_search(store, env))
+    figures.update(measure_mcp_search(store, env))
+    figures.update(search_index_ratio(workdir))
     figures["load_after"] = os.getloadavg()[0]
     return figures
 
@@ -744,6 +896,12 @@ COLUMNS = (
     ("diagnostics_1mb_p50_ms", "diag 1MB ms", "{:.1f}"),
     ("write_visible_p50_ms", "write visible ms", "{:.0f}"),
     ("check_s", "check s", "{:.2f}"),
+    ("search_indexed_s", "search indexed s", "{:.1f}"),
+    ("search_p50_ms", "search p50 ms", "{:.1f}"),
+    ("search_p99_ms", "search p99 ms", "{:.1f}"),
+    ("mcp_search_p50_ms", "MCP search p50 ms", "{:.0f}"),
+    ("cli_search_s", "CLI search s", "{:.2f}"),
+    ("search_index_ratio", "index / memories", "{:.2f}"),
     ("rss_mb", "RSS MiB", "{:.0f}"),
     ("peak_rss_mb", "peak MiB", "{:.0f}"),
     ("load_before", "load", "{:.1f}"),

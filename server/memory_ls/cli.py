@@ -13,6 +13,7 @@ from memory_ls import __version__
 from memory_ls.config import ConfigError, Layer, cli_layer, merge_layers
 from memory_ls.core.errors import InvalidArguments, MemoryStoreError
 from memory_ls.core.folders import StoreConfig, resolve_store_config
+from memory_ls.core.fulltext import SearchIndex
 from memory_ls.core.store import Store
 
 EXIT_OK = 0
@@ -222,7 +223,13 @@ def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> i
             )
         for problem in config.patterns.problems:
             print(f"memory-ls: warning: {problem}", file=stderr)
-        return _dispatch(args, Store(config), stdin, stdout, stderr)
+        # Only a search opens the full-text index (kept in the user's cache directory).
+        search_index = SearchIndex(config, live=False) if args.command == "search" else None
+        try:
+            return _dispatch(args, Store(config, search_index), stdin, stdout, stderr)
+        finally:
+            if search_index is not None:
+                search_index.close()
     except ConfigError as exc:
         print(f"memory-ls: usage error: {exc}", file=stderr)
         return EXIT_USAGE

@@ -26,6 +26,7 @@ from memory_ls.config import ConfigError, Layer, Settings, merge_layers
 from memory_ls.core.errors import InvalidArguments, MemoryStoreError, OutsideStore, TooLarge
 from memory_ls.core.folders import Folder, StoreConfig, resolve_store_config
 from memory_ls.core.fsio import is_within, read_text
+from memory_ls.core.fulltext import SearchIndex, fingerprint
 from memory_ls.core.names import GLOBAL_PREFIX, caps_prefixes
 from memory_ls.core.routing import routing_prefixes, unknown_prefix
 from memory_ls.core.store import Store
@@ -478,6 +479,8 @@ class _StoreFactory:
         self.settings = settings
         self.root = root
         self.reported_missing: tuple[str, ...] | None = None
+        # The full-text index of the configuration last used: kept open between calls.
+        self.search_index: SearchIndex | None = None
 
     def config(self) -> StoreConfig:
         """Resolve the folders now; report configured folders that do not exist when that changes.
@@ -495,7 +498,14 @@ class _StoreFactory:
     def run(self, act: Callable[[Store], "CallToolResult"]) -> "CallToolResult":
         """Run one tool's action on a fresh Store; a refusal becomes a tool error."""
         try:
-            return act(Store(self.config()))
+            config = self.config()
+            if self.search_index is None or fingerprint(self.search_index.config) != fingerprint(
+                config
+            ):
+                if self.search_index is not None:
+                    self.search_index.close()
+                self.search_index = SearchIndex(config, live=False)
+            return act(Store(config, self.search_index))
         except MemoryStoreError as exc:
             return _refusal(exc)
         except OSError as exc:

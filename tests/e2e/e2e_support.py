@@ -30,6 +30,9 @@ SERVER_ENV = {
 CLIENTS = ("visual-studio-code", "neovim")
 TIMEOUT = 5.0
 CURSOR = "¦"
+# The titles of the server's indexing progresses: names and facts, then the search index.
+INDEXING = "Indexing memories"
+INDEXING_FOR_SEARCH = "Indexing memories for search"
 
 MEMORIES: Mapping[str, str] = {
     ".serena/memories/project_overview.md": (
@@ -251,20 +254,30 @@ class Session:
         """The shown messages that contain `text`."""
         return [m.message for m in self.client.messages if text in m.message]
 
-    def progress_ended(self) -> int:
-        """How many work-done progresses the server has ended."""
+    def progress_ended(self, title: str = INDEXING) -> int:
+        """How many work-done progresses with this title the server has ended."""
         return sum(
             isinstance(report, types.WorkDoneProgressEnd)
-            for reports in self.client.progress_reports.values()
+            for reports in self.progresses(title)
             for report in reports
         )
 
-    async def indexed(self, count: int = 1) -> None:
-        """Wait until the server has finished indexing `count` times."""
+    def progresses(self, title: str = INDEXING) -> list[list[Any]]:
+        """The reports of each work-done progress with this title."""
+        return [
+            reports
+            for reports in self.client.progress_reports.values()
+            if reports
+            and isinstance(reports[0], types.WorkDoneProgressBegin)
+            and reports[0].title == title
+        ]
+
+    async def indexed(self, count: int = 1, title: str = INDEXING) -> None:
+        """Wait until the server has finished indexing (`title`) `count` times."""
         await wait_until(
             self.client,
             types.PROGRESS,
-            lambda: self.progress_ended() >= count,
+            lambda: self.progress_ended(title) >= count,
             lambda: f"progress: {self.client.progress_reports}",
         )
 

@@ -368,10 +368,17 @@ async def test_search_ranks_and_filters(server: Session) -> None:
 
     tagged = await server.command("memory.search", {"query": "checkout", "tags": ["checkout"]})
     assert {r["name"] for r in tagged["results"]} == {"FEATURE_checkout"}
-    limited = await server.command("memory.search", {"query": "#", "limit": 2})
-    assert len(limited["results"]) == 2
+    everything = (await server.command("memory.search", {"query": "s"}))["results"]
+    limited = await server.command("memory.search", {"query": "s", "limit": 2})
+    assert len(everything) > 2 and limited["results"] == everything[:2]
 
-    for arguments in ({"query": ""}, {"query": "x", "limit": 0}, {"query": "x", "limit": "2"}):
+    # Words are searched, not punctuation (`#` was a substring before the full-text index).
+    for arguments in (
+        {"query": ""},
+        {"query": "#"},
+        {"query": "x", "limit": 0},
+        {"query": "x", "limit": "2"},
+    ):
         assert (await refused(server, "memory.search", arguments))[0] == "invalid-arguments"
 
 

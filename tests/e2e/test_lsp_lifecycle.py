@@ -36,7 +36,7 @@ async def test_indexing_reports_progress_and_requests_are_answered_meanwhile(
         await server.indexed()
         assert answered_while_indexing
 
-        (reports,) = server.client.progress_reports.values()
+        (reports,) = server.progresses()
         begin, *middle, end = reports
         assert isinstance(begin, types.WorkDoneProgressBegin)
         assert begin.title == "Indexing memories"

@@ -103,6 +103,8 @@ class Update:
     added: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
     modified: tuple[str, ...] = ()
+    # The files added, changed or removed (for the full-text index).
+    paths: tuple[str, ...] = ()
 
     @property
     def names_changed(self) -> bool:
@@ -117,7 +119,10 @@ class Update:
     def merged(self, other: Update) -> Update:
         """Both updates as one."""
         return Update(
-            self.added + other.added, self.removed + other.removed, self.modified + other.modified
+            self.added + other.added,
+            self.removed + other.removed,
+            self.modified + other.modified,
+            self.paths + other.paths,
         )
 
 
@@ -345,11 +350,13 @@ def _combined(updates: Iterable[Update]) -> Update:
     added: list[str] = []
     removed: list[str] = []
     modified: list[str] = []
+    paths: list[str] = []
     for update in updates:
         added += update.added
         removed += update.removed
         modified += update.modified
-    return Update(tuple(added), tuple(removed), tuple(modified))
+        paths += update.paths
+    return Update(tuple(added), tuple(removed), tuple(modified), tuple(paths))
 
 
 def _match_start(match: re.Match[str] | None) -> int:
@@ -553,22 +560,24 @@ class MemoryIndex:
             self._unlinked.add(memory.path)
         name = memory.qualified
         if known is not None:
-            return Update(modified=(name,))
+            return Update(modified=(name,), paths=(memory.path,))
         if memory.valid:
             files = self._by_name.setdefault(name, [])
             before = list(files)
             files.append(memory)
             files.sort(key=self._rank)
             self._name_changed(name, before)
-        return Update(added=(name,))
+        return Update(added=(name,), paths=(memory.path,))
 
     def _remove(self, paths: Iterable[str]) -> Update:
         """Forget files (lock held)."""
         removed: list[str] = []
+        gone: list[str] = []
         for path in paths:
             known = self._files.pop(path, None)
             if known is None:
                 continue
+            gone.append(path)
             memory = known[0]
             self._drop_facts(path)
             self._unlinked.discard(path)
@@ -584,7 +593,7 @@ class MemoryIndex:
                 self._name_changed(name, before)
         if removed:
             self._generation += 1
-        return Update(removed=tuple(removed))
+        return Update(removed=tuple(removed), paths=tuple(gone))
 
     def _name_changed(self, name: str, before: list[MemoryFile]) -> None:
         """Bring the views, scopes and shadows of one name up to date (lock held)."""
@@ -713,6 +722,11 @@ class MemoryIndex:
         """Every indexed file, valid or not, in no particular order."""
         with self._lock:
             return [memory for memory, _ in self._files.values()]
+
+    def stamps(self) -> dict[str, Stamp]:
+        """The stamp of every file that has been looked at, by path."""
+        with self._lock:
+            return {path: stamp for path, (_m, stamp) in self._files.items() if stamp is not None}
 
     def name_index(self) -> NameIndex:
         """Which names exist per scope, for broken-link checks."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import operator
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +27,7 @@ from memory_ls.core.errors import (
     Ignored,
     InvalidArguments,
     InvalidName,
+    MemoryStoreError,
     NotFound,
     OutsideStore,
     ReadOnly,
@@ -44,6 +45,7 @@ from memory_ls.core.fsio import (
     remove_file,
     remove_leftovers,
 )
+from memory_ls.core.fulltext import SearchIndex, parse_query, scan_search
 from memory_ls.core.names import (
     GLOBAL_PREFIX,
     is_valid_name,
@@ -180,8 +182,10 @@ def _check_tags(tags: object) -> list[str] | None:
 class Store:
     """One store: the configured folders and the rules over them."""
 
-    def __init__(self, config: StoreConfig) -> None:
+    def __init__(self, config: StoreConfig, search_index: SearchIndex | None = None) -> None:
         self.config = config
+        # The full-text index for `search` (None: every search reads the memories).
+        self.search_index = search_index
 
     # ----- finding -------------------------------------------------------------------
 
@@ -706,26 +710,46 @@ class Store:
     def search(
         self, query: object, tags: object = None, scope: object = None, limit: object = None
     ) -> dict[str, Any]:
-        """Case-insensitive full text over names and bodies, best first (`memory.search`)."""
-        text = _check_str(query, "query").strip().lower()
-        if not text:
+        """Full text over names and bodies, best first (`memory.search`, SPEC 2.6).
+
+        Every word and "quoted phrase" must match, case- and accent-insensitively; `auth*`
+        and the last word match as prefixes (see core/fulltext.py). The full-text index
+        answers where it can; else every memory is read.
+        """
+        text = _check_str(query, "query")
+        if not text.strip():
             raise InvalidArguments("query must not be empty.")
+        parsed = parse_query(text)
         wanted = _check_tags(tags) or []
         where = check_scope(scope, allow_all=True)
         if limit is None:
             limit = DEFAULT_SEARCH_LIMIT
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
             raise InvalidArguments("limit must be a positive integer.")
-        terms = text.split()
-        results: list[dict[str, Any]] = []
+        index = self.search_index
+        if index is not None:
+            found = index.search(parsed, wanted, where, limit)
+            if found is not None:
+                return {"results": found}
+        return {"results": scan_search(parsed, self._searchable(where, wanted), limit)}
+
+    def _searchable(
+        self, where: str | None, wanted: Sequence[str]
+    ) -> Iterator[tuple[str, str, str, int]]:
+        """(name, path, body, body line) of each resolved memory with the tags, read now."""
         for item in self.resolve(where):
             memory = item.memory
-            doc = self._safe_load(memory)
-            if doc is None or any(t not in doc.tags for t in wanted):
+            try:
+                if os.path.getsize(memory.path) > LISTING_READ_LIMIT * self.config.max_memory_bytes:
+                    # Far too large to read: found by its name only (bounded work).
+                    if not wanted:
+                        yield memory.qualified, memory.path, "", 0
+                    continue
+                doc = self.load(memory)
+            except (OSError, MemoryStoreError):
                 continue
-            results.extend(_search_memory(memory, doc, text, terms))
-        results.sort(key=lambda r: (-r["score"], r["name"], r["line"]))
-        return {"results": results[:limit]}
+            if all(t in doc.tags for t in wanted):
+                yield memory.qualified, memory.path, doc.body, doc.body_line
 
     # ----- export and import ---------------------------------------------------------
 
@@ -967,56 +991,6 @@ def _rewrite_references(text: str, plan: MovePlan) -> tuple[str, int]:
         line = lines[ref.line]
         lines[ref.line] = line[: ref.start] + plan.new_text(ref) + line[ref.end :]
     return "\n".join(lines), len(refs)
-
-
-def _search_memory(
-    memory: MemoryFile, doc: Document, phrase: str, terms: list[str]
-) -> list[dict[str, Any]]:
-    """Matching lines of one memory, scored: the whole phrase beats single terms, names count."""
-    lowered_name = memory.qualified.lower()
-    name_score = 0.0
-    if phrase in lowered_name:
-        name_score = 5.0
-    elif all(t in lowered_name for t in terms):
-        name_score = 3.0
-    hits = []
-    for index, line in enumerate(doc.body.split("\n")):
-        lowered = line.lower()
-        present = sum(1 for t in terms if t in lowered)
-        if not present:
-            continue
-        score = present / len(terms) + (2.0 if phrase in lowered else 0.0) + name_score
-        hits.append(
-            {
-                "name": memory.qualified,
-                "path": memory.path,
-                "line": doc.body_line + index + 1,
-                "text": _snippet(line, lowered.find(terms[0]) if terms[0] in lowered else 0),
-                "score": round(score, 3),
-            }
-        )
-    if not hits and name_score:
-        first = next((ln for ln in doc.body.split("\n") if ln.strip()), "")
-        hits.append(
-            {
-                "name": memory.qualified,
-                "path": memory.path,
-                "line": doc.body_line + 1,
-                "text": _snippet(first, 0),
-                "score": name_score,
-            }
-        )
-    return hits
-
-
-def _snippet(line: str, at: int, width: int = 160) -> str:
-    """A line cut to a readable width around the match."""
-    text = line.strip()
-    if len(text) <= width:
-        return text
-    start = max(0, min(at - width // 3, len(text) - width))
-    cut = text[start : start + width]
-    return ("…" if start else "") + cut + ("…" if start + width < len(text) else "")
 
 
 def _check_records(records: object) -> list[dict[str, Any]]:

@@ -2,7 +2,9 @@
 
 Names come first (a directory scan), so completion and links work early; then the facts
 of every file (tags, update time) are learnt, from the cache an earlier start left where
-a file has not changed, else by parsing it. Requests are answered meanwhile.
+a file has not changed, else by parsing it. Last, under a progress of its own, the
+full-text index is brought in line with the files (core/fulltext.py); searches read the
+files until then. Requests are answered meanwhile.
 """
 
 from __future__ import annotations
@@ -10,15 +12,21 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import sys
 import threading
 import uuid
 
 from lsprotocol import types
 
+from memory_ls.core.fulltext import SearchIndex
 from memory_ls.core.index import MemoryIndex, facts_cache_path
 from memory_ls.lsp.server import MemoryServer
 
 logger = logging.getLogger(__name__)
+INDEXING_TITLE = "Indexing memories"
+SEARCH_TITLE = "Indexing memories for search"
+# Seconds a thread may keep the GIL while another waits, during indexing for search.
+BUILD_SWITCH_INTERVAL = 0.0005
 
 
 def register(server: MemoryServer) -> None:
@@ -29,6 +37,7 @@ def register(server: MemoryServer) -> None:
 def start(ls: MemoryServer) -> None:
     """Index the current store in a background thread."""
     index = ls.index
+    search_index = ls.search_index
     reporter = _Progress(ls) if _client_shows_progress(ls) else None
 
     def work() -> None:
@@ -50,11 +59,39 @@ def start(ls: MemoryServer) -> None:
             gc.freeze()
         except Exception:
             logger.exception("indexing failed")
+            return
         finally:
             if reporter is not None:
                 reporter.end()
+        if ls.index is index:
+            _index_for_search(ls, index, search_index)
 
     threading.Thread(target=work, name="memory-ls-index", daemon=True).start()
+
+
+def _index_for_search(ls: MemoryServer, index: MemoryIndex, search_index: SearchIndex) -> None:
+    """Bring the full-text index in line with the files, as a progress of its own: names
+    and facts are ready before it, and searches read the files until it ends."""
+    reporter = _Progress(ls, SEARCH_TITLE) if _client_shows_progress(ls) else None
+    try:
+        files = index.files()
+        if reporter is not None:
+            reporter.begin(len(files))
+        # The stamps the facts were learnt with: no file is looked at twice.
+        stamps = {path: (s.mtime_ns, s.size) for path, s in index.stamps().items()}
+        # Indexing holds the GIL most of the time, and a request that waits for it waits a
+        # switch interval each time: shorter ones keep completion quick meanwhile.
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(interval, BUILD_SWITCH_INTERVAL))
+        try:
+            search_index.sync(files, stamps)
+        finally:
+            sys.setswitchinterval(interval)
+    except Exception:
+        logger.exception("indexing for search failed")
+    finally:
+        if reporter is not None:
+            reporter.end()
 
 
 def _scanned(ls: MemoryServer, index: MemoryIndex) -> None:
@@ -70,8 +107,9 @@ def _client_shows_progress(ls: MemoryServer) -> bool:
 class _Progress:
     """A work-done progress shown by the client, driven from the indexing thread."""
 
-    def __init__(self, ls: MemoryServer) -> None:
+    def __init__(self, ls: MemoryServer, title: str = INDEXING_TITLE) -> None:
         self.ls = ls
+        self.title = title
         self.token = f"memory-ls-index-{uuid.uuid4()}"
         self.created = threading.Event()
         self._creating: asyncio.Future[None] | None = None
@@ -107,7 +145,7 @@ class _Progress:
             return
         self._send(
             types.WorkDoneProgressBegin(
-                title="Indexing memories",
+                title=self.title,
                 message=f"{total} files",
                 percentage=0,
                 cancellable=False,
@@ -129,6 +167,5 @@ class _Progress:
         if not self.created.is_set():
             return
         progress = self.ls.work_done_progress
-        self.ls.on_loop(
-            lambda: progress.end(self.token, types.WorkDoneProgressEnd(message="Memories indexed"))
-        )
+        done = "Memories indexed" if self.title == INDEXING_TITLE else "Memories indexed for search"
+        self.ls.on_loop(lambda: progress.end(self.token, types.WorkDoneProgressEnd(message=done)))

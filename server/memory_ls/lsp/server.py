@@ -31,6 +31,7 @@ from memory_ls.config import (
     merge_layers,
 )
 from memory_ls.core.folders import StoreConfig, resolve_store_config
+from memory_ls.core.fulltext import SearchIndex, fingerprint
 from memory_ls.core.index import MemoryIndex, Update
 from memory_ls.core.store import Store
 from memory_ls.lsp.protocol import MemoryProtocol
@@ -68,8 +69,10 @@ class MemoryServer(LanguageServer):
         self.root = os.getcwd()
         self.settings: Settings = merge_layers(cli)
         self.config: StoreConfig = resolve_store_config(self.settings, self.root)
-        self.store = Store(self.config)
         self.index = MemoryIndex(self.config)
+        # The full-text index, kept current with the name index (lsp/indexing.py, watching.py).
+        self.search_index = SearchIndex(self.config, live=True)
+        self.store = Store(self.config, self.search_index)
         self.store_pool = ThreadPoolExecutor(STORE_WORKERS, thread_name_prefix="memory-ls-store")
         self.loop: asyncio.AbstractEventLoop | None = None
         # Called on the event loop when the folders change (a new, empty index).
@@ -149,7 +152,11 @@ class MemoryServer(LanguageServer):
             self.config.patterns,
         )
         self.settings, self.config = settings, config
-        self.store = Store(config)
+        # The full-text index follows what decides its content (folders, patterns, limits).
+        search_stale = fingerprint(config) != fingerprint(self.search_index.config)
+        if search_stale:
+            self.search_index = SearchIndex(config, live=True)
+        self.store = Store(config, self.search_index)
         if folders_changed:
             self.index = MemoryIndex(config)
             if self.started:
@@ -157,7 +164,14 @@ class MemoryServer(LanguageServer):
         else:
             # Same folders: the index stays; only limits and severities changed.
             self.index.config = config
+            if search_stale and self.started:
+                self.sync_search_index(self.index, self.search_index)
         self.store_changed()
+
+    def sync_search_index(self, index: MemoryIndex, search_index: SearchIndex) -> None:
+        """Bring the full-text index in line with the name index's files (off the loop)."""
+        if index.scanned:
+            self.store_pool.submit(search_index.sync, index.files())
 
     def folders_changed(self) -> None:
         """Tell the features that the folders changed: re-index, re-watch (on the event loop)."""

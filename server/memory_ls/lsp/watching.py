@@ -24,6 +24,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from memory_ls.core.folders import Folder
 from memory_ls.core.fsio import is_temp_file
+from memory_ls.core.fulltext import SearchIndex
 from memory_ls.core.index import MemoryIndex, Update
 from memory_ls.lsp.server import MemoryServer
 
@@ -129,7 +130,7 @@ class Watcher:
             # at all has come for a while, not while the tail of the burst still runs.
             self._burst(paths)
         self._updating = True
-        future = self.ls.store_pool.submit(_update_safely, index, paths)
+        future = self.ls.store_pool.submit(_update_safely, index, paths, self.ls.search_index)
         future.add_done_callback(
             lambda done: self.ls.on_loop(
                 lambda: self._updated(index, paths, done.result(), related)
@@ -252,13 +253,18 @@ def _watched_files_capability(
     return workspace.did_change_watched_files if workspace else None
 
 
-def _update_safely(index: MemoryIndex, paths: set[str]) -> Update:
-    """Update the index; a failure is logged, never lost in a thread."""
+def _update_safely(index: MemoryIndex, paths: set[str], search_index: SearchIndex) -> Update:
+    """Update the index and the full-text index; a failure is logged, never lost in a thread."""
     try:
-        return index.update_paths(paths)
+        update = index.update_paths(paths)
     except Exception:
         logger.exception("updating the index for %s failed", sorted(paths))
         return Update()
+    try:
+        search_index.apply(update.paths)
+    except Exception:  # searches read the files where the full-text index lags
+        logger.exception("updating the full-text index for %s failed", sorted(paths))
+    return update
 
 
 def client_watchers(

@@ -1,0 +1,740 @@
+"""Full-text search (SPEC 2.6): the query language, and an SQLite FTS5 index on disk.
+
+A query is words and "quoted phrases", all of which must match (in the name or the
+body), case- and accent-insensitively, as whole words: `auth*` matches words that start
+with `auth`, and so does the last word of a query (search as you type) unless the query
+ends with a space. A word such as `login_flow` or `auth/login` is the phrase of its words.
+
+The index is one SQLite database per store configuration in the user's cache directory,
+shared by the CLI, the MCP server and the language server (WAL, busy timeout). It never
+answers for the disk: the language server keeps it current from its file events and
+checks the stamps of what it returns; the CLI and the MCP server compare the size and
+modification time of every file with the index before each search. Whatever goes wrong
+with it (no FTS5 in this Python's SQLite, a corrupt, locked or unwritable cache), the
+caller gets None and searches by reading every memory, with the same query semantics.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import logging
+import math
+import os
+import re
+import stat
+import threading
+import unicodedata
+import zlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from memory_ls.core.document import parse_document
+from memory_ls.core.errors import InvalidArguments, MemoryStoreError
+from memory_ls.core.folders import Folder, StoreConfig
+from memory_ls.core.fsio import is_temp_file, read_text, user_cache_dir
+from memory_ls.core.names import is_valid_name
+
+if TYPE_CHECKING:
+    from memory_ls.core.store import MemoryFile
+
+try:
+    import sqlite3
+except ImportError:  # a Python built without it: search reads the files
+    sqlite3 = None  # type: ignore[assignment]
+
+logger = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+# unicode61 splits on everything but letters and digits; remove_diacritics 2 folds
+# accents (the query side is folded the same way by `fold`).
+TOKENIZER = "unicode61 remove_diacritics 2"
+# A match in a memory's name weighs this many matches in its body (bm25 column weights).
+NAME_WEIGHT = 10.0
+# How long a writer waits for another process's transaction before it gives up (the
+# search is then answered by reading the files).
+BUSY_TIMEOUT_SECONDS = 2.0
+# Files are (re)indexed this many to a transaction: other processes wait at most that long.
+BATCH_FILES = 500
+# Listings and search never read files this many times over maxMemoryBytes (their names
+# are still searched); the same bound as the store's listings.
+READ_LIMIT_FACTOR = 4
+# A search re-reads stale memories it was about to return and asks again, this often.
+STALE_RETRIES = 3
+SNIPPET_WIDTH = 160
+_TOKEN = re.compile(r"[^\W_]+")
+_QUERY_PART = re.compile(r'"([^"]*)"?(\*?)|(\S+)')
+
+_SCHEMA = (
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    # One row per indexed file: `folder` is its folder's position in the configuration,
+    # `name` its name in that folder as on disk; `tags` are newline-delimited.
+    "CREATE TABLE files(id INTEGER PRIMARY KEY, folder INTEGER NOT NULL, name TEXT NOT NULL, "
+    "mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, valid INTEGER NOT NULL, "
+    "tags TEXT NOT NULL, body_line INTEGER NOT NULL, UNIQUE(name, folder))",
+    # The indexed body, compressed: FTS5 needs the old text to drop a row from a
+    # contentless table (SQLite before 3.43), and the lines of a hit come from it.
+    "CREATE TABLE bodies(id INTEGER PRIMARY KEY, data BLOB NOT NULL)",
+    f"CREATE VIRTUAL TABLE fts USING fts5(name, body, content='', tokenize='{TOKENIZER}')",
+)
+
+
+# ----- the query language --------------------------------------------------------------
+
+
+def fold(text: str) -> str:
+    """Text as the index compares it: lower case, accents removed."""
+    if text.isascii():
+        return text.lower()
+    decomposed = unicodedata.normalize("NFD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
+
+
+def tokens(text: str) -> list[str]:
+    """The folded words of a text, as the index's tokenizer cuts them."""
+    return _TOKEN.findall(fold(text))
+
+
+@dataclass(frozen=True)
+class Part:
+    """One thing a query asks for: a word or a phrase, the last word maybe a prefix."""
+
+    words: tuple[str, ...]
+    prefix: bool = False
+
+    def expression(self) -> str:
+        """The part in FTS5's query syntax."""
+        return '"' + " ".join(self.words) + '"' + (" *" if self.prefix else "")
+
+    def found_in(self, words: Sequence[str]) -> int:
+        """How many times the part occurs in a sequence of folded words."""
+        first, count, size = self.words[0], 0, len(self.words)
+        for at, word in enumerate(words):
+            if (word == first or (size == 1 and self.prefix and word.startswith(first))) and (
+                size == 1 or self._rest_at(words, at)
+            ):
+                count += 1
+        return count
+
+    def _rest_at(self, words: Sequence[str], at: int) -> bool:
+        if at + len(self.words) > len(words):
+            return False
+        last = len(self.words) - 1
+        for offset, wanted in enumerate(self.words[1:], start=1):
+            word = words[at + offset]
+            if word != wanted and not (offset == last and self.prefix and word.startswith(wanted)):
+                return False
+        return True
+
+
+@dataclass(frozen=True)
+class Query:
+    """A parsed search query."""
+
+    text: str
+    parts: tuple[Part, ...]
+
+    def expression(self) -> str:
+        """The query in FTS5's syntax: every part must match."""
+        return " ".join(part.expression() for part in self.parts)
+
+
+def parse_query(text: str) -> Query:
+    """Parse a query; InvalidArguments when it has no word to look for."""
+    parts: list[Part] = []
+    matches = list(_QUERY_PART.finditer(text))
+    for number, match in enumerate(matches):
+        quoted, star, bare = match.group(1), match.group(2), match.group(3)
+        if bare is not None:
+            star = "*" if bare.endswith("*") else ""
+            # Search as you type: the last word may be unfinished, unless a space follows.
+            typing = number == len(matches) - 1 and not text[match.end() :]
+            words = tokens(bare)
+            prefix = bool(star) or (typing and not bare.endswith(('"', "*")))
+        else:
+            words, prefix = tokens(quoted), bool(star)
+        if words:
+            part = Part(tuple(words), prefix)
+            if part not in parts:
+                parts.append(part)
+    if not parts:
+        raise InvalidArguments(
+            f"query {text.strip()!r} has no word to search for (letters or digits)."
+        )
+    return Query(text, tuple(parts))
+
+
+# ----- matching a memory, for both the index and the scan --------------------------------
+
+
+def matching_lines(query: Query, body: str, body_line: int) -> list[tuple[int, int, str, int]]:
+    """(parts found, file line, text, where the first hit is) of each body line with a hit."""
+    found = []
+    for index, line in enumerate(body.split("\n")):
+        words = tokens(line)
+        if not words:
+            continue
+        present = sum(1 for part in query.parts if part.found_in(words))
+        if present:
+            at = _first_hit(query, line)
+            found.append((present, body_line + index + 1, line, at))
+    return found
+
+
+def _first_hit(query: Query, line: str) -> int:
+    folded = fold(line)
+    spots = [folded.find(part.words[0]) for part in query.parts]
+    return min((spot for spot in spots if spot >= 0), default=0)
+
+
+def line_results(
+    query: Query, name: str, path: str, body: str, body_line: int, score: float
+) -> list[dict[str, Any]]:
+    """The result rows of one matching memory: its lines with most parts first."""
+    rows = sorted(matching_lines(query, body, body_line), key=lambda r: (-r[0], r[1]))
+    if not rows:
+        # It matched in its name, or a phrase across lines: its first line stands for it.
+        lines = body.split("\n")
+        first = next((i for i, ln in enumerate(lines) if ln.strip()), 0)
+        rows = [(0, body_line + first + 1, lines[first] if lines else "", 0)]
+    return [
+        {
+            "name": name,
+            "path": path,
+            "line": line,
+            "text": snippet(text, at),
+            "score": round(score, 3),
+        }
+        for _present, line, text, at in rows
+    ]
+
+
+def score_of(in_name: int, relevance: float) -> float:
+    """A result's score: 1 to 2 when the name holds the whole query, else 0 to 1; bm25
+    relevance (higher is better) orders within each."""
+    return in_name + relevance / (1.0 + relevance)
+
+
+def snippet(line: str, at: int, width: int = SNIPPET_WIDTH) -> str:
+    """A line cut to a readable width around the match."""
+    stripped = line.lstrip()
+    at = max(0, at - (len(line) - len(stripped)))
+    text = stripped.rstrip()
+    if len(text) <= width:
+        return text
+    start = max(0, min(at - width // 3, len(text) - width))
+    cut = text[start : start + width]
+    return ("…" if start else "") + cut + ("…" if start + width < len(text) else "")
+
+
+class ScanRanker:
+    """Scores memories as the index's bm25 does, for the search that reads every file."""
+
+    K1 = 1.2
+    B = 0.75
+
+    def __init__(self, query: Query) -> None:
+        self.query = query
+        self.documents = 0
+        self.total_words = 0
+        self.containing = [0] * len(query.parts)
+        self._matches: list[tuple[list[float], int, int, Any]] = []
+
+    def add(self, name: str, body: str, item: Any) -> None:
+        """Count one searchable memory; keep it when every part is in its name or body."""
+        self.documents += 1
+        folded_name, folded_body = fold(name), fold(body)
+        # Cheap first: a part's first word must be in the text at all.
+        if not all(
+            p.words[0] in folded_name or p.words[0] in folded_body for p in self.query.parts
+        ):
+            self.total_words += body.count(" ") + 1
+            return
+        name_words = _TOKEN.findall(folded_name)
+        body_words = _TOKEN.findall(folded_body)
+        self.total_words += len(name_words) + len(body_words)
+        weighted = []
+        for number, part in enumerate(self.query.parts):
+            hits = NAME_WEIGHT * part.found_in(name_words) + part.found_in(body_words)
+            if hits:
+                self.containing[number] += 1
+            weighted.append(hits)
+        if all(weighted):
+            in_name = int(all(part.found_in(name_words) for part in self.query.parts))
+            self._matches.append((weighted, len(name_words) + len(body_words), in_name, item))
+
+    def ranked(self) -> list[tuple[float, Any]]:
+        """(score, item) of the matching memories, best first."""
+        average = self.total_words / max(self.documents, 1)
+        idf = [max(1e-6, math.log((self.documents - n + 0.5) / (n + 0.5))) for n in self.containing]
+        scored = []
+        for weighted, length, in_name, item in self._matches:
+            norm = self.K1 * (1 - self.B + self.B * length / max(average, 1e-9))
+            relevance = sum(
+                i * (w * (self.K1 + 1)) / (w + norm) for i, w in zip(idf, weighted, strict=True)
+            )
+            scored.append((score_of(in_name, relevance), item))
+        scored.sort(key=lambda pair: -pair[0])
+        return scored
+
+
+# ----- which files are memories -----------------------------------------------------------
+
+
+def _memory_stamp(folder: Folder, name: str, path: str) -> tuple[int, int] | None:
+    """The stamp of the file of `folder` named `name` if it is a memory now (by the
+    directory scan's rules: no temporary file, no ignored name, a file), else None."""
+    if is_temp_file(os.path.basename(path)):
+        return None
+    if folder.patterns.ignored and folder.patterns.is_ignored(folder.qualified(name)):
+        return None
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_mtime_ns, info.st_size) if stat.S_ISREG(info.st_mode) else None
+
+
+def fingerprint(config: StoreConfig) -> str:
+    """What decides which files are memories and what is read of them."""
+    return json.dumps(
+        {
+            "schema": SCHEMA_VERSION,
+            "tokenizer": TOKENIZER,
+            "folders": [[f.path, f.kind] for f in config.folders],
+            "ignored": [p.pattern for p in config.patterns.ignored],
+            "maxMemoryBytes": config.max_memory_bytes,
+        },
+        sort_keys=True,
+    )
+
+
+def search_index_path(config: StoreConfig) -> str:
+    """Where the search index of this store configuration lives."""
+    key = hashlib.sha256(fingerprint(config).encode("utf-8", "surrogateescape")).hexdigest()
+    return str(user_cache_dir() / "index" / f"{key[:32]}.search.sqlite3")
+
+
+@functools.cache
+def fts5_available() -> bool:
+    """Whether this Python's SQLite has FTS5 compiled in."""
+    if sqlite3 is None:
+        return False
+    try:
+        with contextlib.closing(sqlite3.connect(":memory:")) as probe:
+            probe.execute("CREATE VIRTUAL TABLE probe USING fts5(x)")
+    except sqlite3.Error:
+        return False
+    return True
+
+
+class IndexUnusable(Exception):
+    """The index cannot answer now (missing FTS5, a broken, locked or unwritable cache)."""
+
+
+class SearchIndex:
+    """The full-text index of one store configuration (thread-safe; one per process)."""
+
+    def __init__(self, config: StoreConfig, path: str | None = None, *, live: bool) -> None:
+        self.config = config
+        self.path = path or search_index_path(config)
+        # Live: the caller reports every change (`apply`); else each search checks the disk.
+        self.live = live
+        self._lock = threading.RLock()
+        self._db: Any = None
+        self._ranks = {folder.path: rank for rank, folder in enumerate(config.folders)}
+        # Live mode: complete once `sync` has run; paths whose update failed, to retry.
+        self._complete = False
+        self._failed: set[str] = set()
+        self._broken = False
+
+    # ----- the database ------------------------------------------------------------------
+
+    def _connect(self) -> Any:
+        """The open database, made or rebuilt first when missing or stale (lock held)."""
+        if self._db is not None:
+            return self._db
+        if self._broken or not fts5_available():
+            raise IndexUnusable("SQLite's FTS5 is not available")
+        try:
+            self._db = self._open()
+        except (sqlite3.Error, OSError) as exc:
+            # A corrupt file is made again; anything else (no cache directory) gives up.
+            logger.info("search index %s unusable (%s); rebuilding it", self.path, exc)
+            self._discard_file()
+            try:
+                self._db = self._open()
+            except (sqlite3.Error, OSError) as again:
+                self._broken = True
+                raise IndexUnusable(str(again)) from again
+        return self._db
+
+    def _open(self) -> Any:
+        os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
+        db = sqlite3.connect(
+            self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False
+        )
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+            wanted = fingerprint(self.config)
+            if "meta" in tables:
+                stored = dict(db.execute("SELECT key, value FROM meta").fetchall())
+                if stored.get("fingerprint") == wanted:
+                    return db
+            db.execute("BEGIN IMMEDIATE")
+            for table in ("fts", "bodies", "files", "meta"):
+                db.execute(f"DROP TABLE IF EXISTS {table}")
+            for statement in _SCHEMA:
+                db.execute(statement)
+            db.execute("INSERT INTO meta VALUES ('fingerprint', ?)", (wanted,))
+            db.execute("COMMIT")
+            return db
+        except BaseException:
+            db.close()
+            raise
+
+    def _discard_file(self) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(OSError):
+                os.unlink(self.path + suffix)
+
+    def close(self) -> None:
+        """Close the database."""
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+    def _key(self, path: str) -> tuple[int, str] | None:
+        owned = self.config.name_of(path)
+        if owned is None:
+            return None
+        folder, name = owned
+        return self._ranks[folder.path], name
+
+    # ----- keeping it current -------------------------------------------------------------
+
+    def sync(
+        self,
+        memories: Iterable[MemoryFile] | None = None,
+        stamps: Mapping[str, tuple[int, int]] | None = None,
+    ) -> bool:
+        """Bring the index in line with the memory files on disk now: `memories` when the
+        caller has their list (with the (mtime, size) it knows by path in `stamps`), else
+        a walk of the folders.
+
+        Returns whether it now matches (False: it could not be written; searches read
+        the files instead until it does).
+        """
+        if memories is None:
+            on_disk = self.walk()
+        else:
+            on_disk = set()
+            known = stamps or {}
+            for memory in memories:
+                stamp = known.get(memory.path) or _stamp(memory.path)
+                if stamp is not None:
+                    on_disk.add((self._ranks[memory.folder.path], memory.name, *stamp))
+        try:
+            with self._lock:
+                indexed = set(
+                    self._connect().execute("SELECT folder, name, mtime_ns, size FROM files")
+                )
+            # Sets compared in C: a store of 100,000 memories is checked in milliseconds.
+            differing = {(rank, name) for rank, name, _m, _s in on_disk ^ indexed}
+            del indexed
+            folders = self.config.folders
+            # Batch by batch, the lock let go in between: file events and searches (which
+            # read the files meanwhile) do not wait for a whole first indexing.
+            self._apply_batches(
+                [(key, folders[key[0]].file_for(key[1])) for key in sorted(differing)]
+            )
+        except IndexUnusable:
+            return False
+        except sqlite3.Error as exc:
+            logger.info("search index not brought up to date: %s", exc)
+            return False
+        with self._lock:
+            self._complete = True
+        return True
+
+    def walk(self) -> set[tuple[int, str, int, int]]:
+        """(folder, name, mtime, size) of every memory file, by `store.scan_folder`'s rules.
+
+        A leaner walk than the store's scan (no objects per file, the stat from the
+        directory entry): what a search from a new process spends most of its time on.
+        """
+        found: set[tuple[int, str, int, int]] = set()
+        folders = self.config.folders
+        paths = {folder.path for folder in folders}
+        for rank, folder in enumerate(folders):
+            ignored = folder.patterns.is_ignored if folder.patterns.ignored else None
+            qualify = folder.qualified
+            root_real = os.path.realpath(folder.path)
+            pending = [(folder.path, root_real, "", frozenset((root_real,)))]
+            while pending:
+                directory, real, prefix, above = pending.pop()
+                try:
+                    listing = list(os.scandir(directory))
+                except OSError:
+                    continue
+                for entry in listing:
+                    name = entry.name
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            if entry.path not in paths:
+                                inner = os.path.join(real, name)
+                                pending.append(
+                                    (entry.path, inner, f"{prefix}{name}/", above | {inner})
+                                )
+                            continue
+                        if not name.endswith(".md"):
+                            if entry.is_symlink() and entry.path not in paths and entry.is_dir():
+                                inner = os.path.realpath(entry.path)
+                                if inner not in above:
+                                    pending.append(
+                                        (entry.path, inner, f"{prefix}{name}/", above | {inner})
+                                    )
+                            continue
+                        if name[0] == "." and is_temp_file(name):
+                            continue
+                        info = entry.stat()  # a link's target: what a read gives
+                        if not stat.S_ISREG(info.st_mode):
+                            continue
+                        memory = f"{prefix}{name[:-3]}"
+                        if ignored is not None and ignored(qualify(memory)):
+                            continue
+                        found.add((rank, memory, info.st_mtime_ns, info.st_size))
+                    except OSError:
+                        continue
+        return found
+
+    def apply(self, paths: Iterable[str]) -> None:
+        """Bring these paths (files that changed, appeared or went) up to date in the index."""
+        wanted = set(paths)
+        with self._lock:
+            wanted |= self._failed
+            if not wanted:
+                return
+            try:
+                self._connect()
+                keyed = [(key, path) for path in sorted(wanted) if (key := self._key(path))]
+                self._apply_batches(keyed)
+                self._failed.clear()
+            except (IndexUnusable, sqlite3.Error, OSError, zlib.error) as exc:
+                logger.info("search index update failed (%s); searches read the files", exc)
+                self._failed = wanted
+
+    def _apply_batches(self, keyed: Sequence[tuple[tuple[int, str], str]]) -> None:
+        for start in range(0, len(keyed), BATCH_FILES):
+            with self._lock:
+                self._apply_now(keyed[start : start + BATCH_FILES])
+
+    def _apply_now(self, keyed: Sequence[tuple[tuple[int, str], str]]) -> None:
+        """Each file as the disk has it now, in one transaction (lock held).
+
+        The files are looked at inside the write transaction, so of two processes
+        indexing the same file, the one that writes last has seen it last.
+        """
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for key, path in keyed:
+                found = db.execute(
+                    "SELECT id, mtime_ns, size FROM files WHERE name = ? AND folder = ?",
+                    (key[1], key[0]),
+                ).fetchone()
+                folder = self.config.folders[key[0]]
+                stamp = _memory_stamp(folder, key[1], path)
+                if found is not None and stamp is not None and tuple(found[1:]) == stamp:
+                    continue
+                if found is not None:
+                    self._drop(db, found[0], key)
+                if stamp is not None:
+                    self._add(db, folder, key[1], path, stamp)
+            db.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+            raise
+
+    def _drop(self, db: Any, ident: int, key: tuple[int, str]) -> None:
+        (data,) = db.execute("SELECT data FROM bodies WHERE id = ?", (ident,)).fetchone() or (None,)
+        folder = self.config.folders[key[0]]
+        if data is not None:
+            db.execute(
+                "INSERT INTO fts(fts, rowid, name, body) VALUES ('delete', ?, ?, ?)",
+                (
+                    ident,
+                    folder.qualified(key[1]),
+                    zlib.decompress(data).decode("utf-8", "surrogatepass"),
+                ),
+            )
+        db.execute("DELETE FROM bodies WHERE id = ?", (ident,))
+        db.execute("DELETE FROM files WHERE id = ?", (ident,))
+
+    def _add(self, db: Any, folder: Folder, name: str, path: str, stamp: tuple[int, int]) -> None:
+        """Index one file (one that cannot be read is left out, and tried again next time)."""
+        body, body_line = "", 0
+        tags: tuple[str, ...] = ()
+        if stamp[1] <= READ_LIMIT_FACTOR * self.config.max_memory_bytes:
+            try:
+                doc = parse_document(read_text(path))
+            except (OSError, MemoryStoreError):
+                return
+            body, body_line, tags = doc.body, doc.body_line, tuple(doc.tags)
+        cursor = db.execute(
+            "INSERT INTO files(folder, name, mtime_ns, size, valid, tags, body_line) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                self._ranks[folder.path],
+                name,
+                stamp[0],
+                stamp[1],
+                int(is_valid_name(name)),
+                _tag_text(tags),
+                body_line,
+            ),
+        )
+        ident = int(cursor.lastrowid or 0)
+        db.execute(
+            "INSERT INTO bodies(id, data) VALUES (?, ?)",
+            (ident, zlib.compress(body.encode("utf-8", "surrogatepass"), 1)),
+        )
+        db.execute(
+            "INSERT INTO fts(rowid, name, body) VALUES (?, ?, ?)",
+            (ident, folder.qualified(name), body),
+        )
+
+    # ----- searching ---------------------------------------------------------------------
+
+    def search(
+        self,
+        query: Query,
+        tags: Sequence[str],
+        scope: str | None,
+        limit: int,
+    ) -> list[dict[str, Any]] | None:
+        """Result rows best first, or None when the index cannot answer for the disk now
+        (not live: the disk is compared with the index first)."""
+        if self.live and not self._complete:
+            return None  # the first indexing runs: no waiting for it
+        with self._lock:
+            if self.live:
+                if self._failed:
+                    self.apply(())
+                if not self._complete or self._failed:
+                    return None
+            elif not self.sync():
+                return None
+            try:
+                for _attempt in range(STALE_RETRIES):
+                    found, stale = self._search(query, tags, scope, limit)
+                    if not stale:
+                        return found
+                    # Changed behind the index's back: read again, then ask again.
+                    self._apply_batches([(k, p) for p in stale if (k := self._key(p))])
+            except (IndexUnusable, sqlite3.Error) as exc:
+                logger.info("search index query failed: %s", exc)
+            return None
+
+    def _search(
+        self, query: Query, tags: Sequence[str], scope: str | None, limit: int
+    ) -> tuple[list[dict[str, Any]], list[str]]:
+        db = self._connect()
+        folders = self.config.folders
+        allowed = {rank for rank, f in enumerate(folders) if scope is None or f.scope == scope}
+        global_rank = next((r for r, f in enumerate(folders) if f.kind == "global"), len(folders))
+        wanted_tags = [_tag_text((tag,)) for tag in tags]
+        results: list[dict[str, Any]] = []
+        stale: list[str] = []
+        in_names: set[int] = set()
+        # Memories whose name holds the whole query come first; ranking them alone is
+        # cheap, and most searches need nothing more. The others are ranked only when
+        # those do not fill the results.
+        for tier, expression in (
+            (1, f"{{name}} : ({query.expression()})"),
+            (0, query.expression()),
+        ):
+            # Ranked alone, each file looked up while the ranking is read: SQLite drops the
+            # ORDER BY of a subquery that is joined.
+            ranked = db.execute(
+                "SELECT rowid, bm25(fts, ?, 1.0) AS r FROM fts WHERE fts MATCH ? ORDER BY r, rowid",
+                (NAME_WEIGHT, expression),
+            )
+            for ident, rank in ranked:
+                if tier:
+                    in_names.add(ident)
+                elif ident in in_names:
+                    continue
+                row = db.execute(
+                    "SELECT folder, name, mtime_ns, size, valid, tags, body_line FROM files "
+                    "WHERE id = ?",
+                    (ident,),
+                ).fetchone()
+                if row is None:
+                    continue
+                folder_rank, name, mtime, size, valid, tag_text, body_line = row
+                if folder_rank not in allowed or any(t not in tag_text for t in wanted_tags):
+                    continue
+                if (
+                    valid
+                    and folder_rank < global_rank
+                    and _shadowed(db, name, folder_rank, global_rank)
+                ):
+                    continue
+                folder = folders[folder_rank]
+                path = folder.file_for(name)
+                if _stamp(path) != (mtime, size):
+                    stale.append(path)
+                    continue
+                (data,) = db.execute("SELECT data FROM bodies WHERE id = ?", (ident,)).fetchone()
+                body = zlib.decompress(data).decode("utf-8", "surrogatepass")
+                score = score_of(tier, -rank)
+                results += line_results(query, folder.qualified(name), path, body, body_line, score)
+                if len(results) >= limit:
+                    return results[:limit], stale
+        return results, stale
+
+
+def _shadowed(db: Any, name: str, folder_rank: int, global_rank: int) -> bool:
+    """Whether a project memory is hidden by one of the same name earlier in lookup order."""
+    found = db.execute(
+        "SELECT 1 FROM files WHERE name = ? AND folder < ? AND folder < ? AND valid LIMIT 1",
+        (name, folder_rank, global_rank),
+    ).fetchone()
+    return found is not None
+
+
+def _tag_text(tags: Iterable[str]) -> str:
+    return "\n" + "".join(tag.replace("\n", " ") + "\n" for tag in tags)
+
+
+def _stamp(path: str) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_mtime_ns, info.st_size
+
+
+def scan_search(
+    query: Query,
+    memories: Iterator[tuple[str, str, str, int]],
+    limit: int,
+) -> list[dict[str, Any]]:
+    """Search memories by reading each: (name, path, body, body line) in, rows best first."""
+    ranker = ScanRanker(query)
+    for name, path, body, body_line in memories:
+        ranker.add(name, body, (name, path, body, body_line))
+    results: list[dict[str, Any]] = []
+    for score, (name, path, body, body_line) in ranker.ranked():
+        results += line_results(query, name, path, body, body_line, score)
+        if len(results) >= limit:
+            break
+    return results[:limit]

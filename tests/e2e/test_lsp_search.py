@@ -1,0 +1,103 @@
+"""`memory.search` through the full-text index (issue 14): it follows files changed on
+disk by another process, and requests made while the first indexing runs miss nothing."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from e2e_support import INDEXING_FOR_SEARCH, Session, make_workspace, session, write_file
+
+pytestmark = pytest.mark.asyncio
+
+# SPEC 3.5 asks for one second (the benchmark measures it); the test allows for a
+# heavily loaded machine.
+LIVE_TIMEOUT = 10.0
+
+
+async def _search(server: Session, query: str, **arguments: Any) -> set[str]:
+    result = await server.command("memory.search", {"query": query, **arguments})
+    return {hit["name"] for hit in result["results"]}
+
+
+async def _until(server: Session, query: str, expected: set[str]) -> None:
+    async def check() -> bool:
+        return await _search(server, query) == expected
+
+    await server.eventually(check, f"search {query!r} gives {expected}", timeout=LIVE_TIMEOUT)
+
+
+def _index_names(cache: Path) -> set[str]:
+    """The memories the index on disk holds, by name in their folder."""
+    (database,) = (cache / "memory-ls" / "index").glob("*.search.sqlite3")
+    with sqlite3.connect(database) as db:
+        return {name for (name,) in db.execute("SELECT name FROM files")}
+
+
+def _elsewhere(code: str) -> None:
+    """Change the disk from another process, as an agent would."""
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+async def test_search_follows_files_changed_by_another_process(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path / "w")
+    cache = tmp_path / "cache"
+    async with session(workspace, env={"XDG_CACHE_HOME": str(cache)}) as server:
+        await server.indexed(title=INDEXING_FOR_SEARCH)
+        # The index on disk holds every memory (the search answers from it).
+        assert {"auth/login_flow", "FEATURE_checkout", "style_guide"} <= _index_names(cache)
+        assert await _search(server, "checkout") == {"FEATURE_checkout"}
+
+        notes = workspace.primary / "zebra_notes.md"
+        renamed = workspace.primary / "topic" / "okapi_notes.md"
+        _elsewhere(f"open({str(notes)!r}, 'w').write('# Crossing\\nthe zebra crossing\\n')")
+        await _until(server, '"zebra crossing"', {"zebra_notes"})
+        assert "zebra_notes" in _index_names(cache)
+
+        _elsewhere(f"open({str(notes)!r}, 'w').write('# Crossing\\nthe okapi crossing\\n')")
+        await _until(server, "okapi", {"zebra_notes"})
+        assert await _search(server, '"zebra crossing"') == set()
+
+        _elsewhere(
+            f"import os; os.makedirs({str(renamed.parent)!r}); "
+            f"os.rename({str(notes)!r}, {str(renamed)!r})"
+        )
+        await _until(server, "okapi", {"topic/okapi_notes"})
+
+        _elsewhere(f"import os; os.remove({str(renamed)!r})")
+        await _until(server, "okapi", set())
+        assert not {"zebra_notes", "topic/okapi_notes"} & _index_names(cache)
+
+        # Our own writes are searchable as soon as the command has answered.
+        await server.command("memory.save", {"name": "FEATURE_llama", "content": "a llama\n"})
+        await _until(server, "llama", {"FEATURE_llama"})
+
+
+async def test_search_while_the_first_indexing_runs_misses_nothing(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path / "w")
+    for number in range(6000):
+        write_file(workspace.primary / "bulk" / f"note_{number:05d}.md", f"# Note {number}\n")
+    write_file(workspace.primary / "zz_last.md", "# The unicorn at the end\n")
+    write_file(workspace.global_folder / "unicorn_tips.md", "# Unicorn tips\n")
+    started = time.monotonic()
+    async with session(
+        workspace, env={"XDG_CACHE_HOME": str(tmp_path / "c")}, wait_indexed=False
+    ) as server:
+        found = await _search(server, "unicorn")
+        assert server.progress_ended(INDEXING_FOR_SEARCH) == 0, "answered before the index was"
+        assert found == {"zz_last", "global/unicorn_tips"}
+        assert await _search(server, "note 5999") == {"bulk/note_05999"}
+        await server.indexed()
+        # Names and facts are known; the full-text index may still be catching up.
+        assert await _search(server, "unicorn") == found
+        await server.indexed(title=INDEXING_FOR_SEARCH)
+        assert await _search(server, "unicorn") == found
+        assert await _search(server, "note 5999") == {"bulk/note_05999"}
+    assert time.monotonic() - started < 120
+    assert os.path.isdir(tmp_path / "c" / "memory-ls" / "index")

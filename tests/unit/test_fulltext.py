@@ -1,0 +1,365 @@
+"""The full-text index (core/fulltext.py): the query language, both ways of answering
+(the index, and reading every memory) agreeing, staleness, rebuilds and a cache that
+is corrupt, locked or cannot be written."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from store_helpers import Workspace
+
+from memory_ls.core import Store, fulltext
+from memory_ls.core.errors import InvalidArguments
+from memory_ls.core.fulltext import Part, SearchIndex, parse_query, search_index_path
+
+Search = Callable[..., list[dict[str, Any]]]
+
+
+def _store(ws: Workspace, **values: Any) -> Store:
+    store = ws.store(["team/feature"], **values)
+    store.save(
+        "auth/login_flow",
+        "# Login flow\nThe LOGIN flow uses tokens.\nnothing here\n",
+        ["auth", "web"],
+    )
+    store.save("FEATURE_tokens", "Refresh tokens\nlogin again after expiry\n", ["auth"])
+    store.save("plain", "no frontmatter, but sign-in is mentioned\nand the relogin button\n")
+    store.save("global/personal", "my login tricks\nCafé au lait, naïve résumé\n", ["web", "me"])
+    store.save("unrelated", "nothing to see\nauthor of the login page\n", ["misc"])
+    return store
+
+
+def _indexed(store: Store, *, live: bool = False) -> Store:
+    return Store(store.config, SearchIndex(store.config, live=live))
+
+
+@pytest.fixture(params=["index", "scan"])
+def search(request: pytest.FixtureRequest, ws: Workspace) -> Search:
+    """Search through the index (proved to answer) or by reading every memory."""
+    store = _store(ws)
+    if request.param == "scan":
+        return lambda query, **kw: store.search(query, **kw)["results"]
+    index = SearchIndex(store.config, live=False)
+    indexed = Store(store.config, index)
+
+    def through_index(query: str, **kw: Any) -> list[dict[str, Any]]:
+        limit = kw.get("limit") or 50
+        direct = index.search(parse_query(query), kw.get("tags") or [], kw.get("scope"), limit)
+        assert direct is not None, "the index must answer"
+        results = indexed.search(query, **kw)["results"]
+        assert results == direct
+        return results
+
+    return through_index
+
+
+def _names(results: list[dict[str, Any]]) -> set[str]:
+    return {r["name"] for r in results}
+
+
+# ----- the query language ------------------------------------------------------------
+
+
+def test_queries_parse_into_words_phrases_and_prefixes() -> None:
+    query = parse_query('Auth "Login  Flow" tok* feature_Tokens résumé')
+    assert query.parts == (
+        Part(("auth",)),
+        Part(("login", "flow")),
+        Part(("tok",), prefix=True),
+        Part(("feature", "tokens")),
+        Part(("resume",), prefix=True),  # the last word, still being typed
+    )
+    assert parse_query("login ").parts == (Part(("login",)),), "a space ends the word"
+    assert parse_query('"login flow"').parts == (Part(("login", "flow")),)
+    assert parse_query('"login flow"*').parts == (Part(("login", "flow"), prefix=True),)
+    assert parse_query("login login").parts == (Part(("login",)), Part(("login",), prefix=True))
+    assert parse_query('"unclosed phrase').parts == (Part(("unclosed", "phrase")),)
+    assert parse_query("auth/login").expression() == '"auth login" *'
+
+
+@pytest.mark.parametrize("query", ["!!!", '""', "* - *"])
+def test_a_query_without_words_is_refused(ws: Workspace, query: str) -> None:
+    with pytest.raises(InvalidArguments, match="no word"):
+        _store(ws).search(query)
+
+
+# ----- what matches (both ways agree) --------------------------------------------------
+
+
+def test_every_word_must_match_in_the_name_or_the_body(search: Search) -> None:
+    assert _names(search("login tokens")) == {"auth/login_flow", "FEATURE_tokens"}
+    # `flow` is only in auth/login_flow's name, `uses` only in its body.
+    assert _names(search("flow uses")) == {"auth/login_flow"}
+    assert search("login zebra") == []
+
+
+def test_words_are_whole_words_and_the_last_one_a_prefix(search: Search) -> None:
+    assert "plain" not in _names(search("login ")), "relogin is not login"
+    assert _names(search("relog")) == {"plain"}
+    assert _names(search("sign in")) == {"plain"}
+    assert "unrelated" in _names(search("auth")), "the last word is a prefix: author"
+    assert "unrelated" not in _names(search("auth ")), "a space ends it"
+    assert _names(search("tok* refresh")) == {"FEATURE_tokens"}
+
+
+def test_phrases_match_words_in_order(search: Search) -> None:
+    assert _names(search('"login flow"')) == {"auth/login_flow"}
+    assert _names(search('"flow login"')) == set()
+    assert _names(search('"login again"')) == {"FEATURE_tokens"}
+
+
+def test_case_and_accents_do_not_matter(search: Search) -> None:
+    assert _names(search("CAFE resume")) == {"global/personal"}
+    assert _names(search("naïve")) == {"global/personal"}
+    hit = next(r for r in search("cafe") if r["name"] == "global/personal")
+    assert hit["text"] == "Café au lait, naïve résumé"
+
+
+def test_tags_must_all_match_and_scope_filters(search: Search) -> None:
+    assert _names(search("login", tags=["auth"])) == {"auth/login_flow", "FEATURE_tokens"}
+    assert _names(search("login", tags=["auth", "web"])) == {"auth/login_flow"}
+    assert _names(search("login", tags=["web"])) == {"auth/login_flow", "global/personal"}
+    assert search("login", tags=["nope"]) == []
+    assert _names(search("login", scope="global")) == {"global/personal"}
+    assert "global/personal" not in _names(search("login", scope="project"))
+
+
+def test_results_are_lines_best_first_with_file_line_numbers(ws: Workspace, search: Search) -> None:
+    results = search("login")
+    scores = [r["score"] for r in results]
+    assert scores == sorted(scores, reverse=True)
+    assert results[0]["name"] == "auth/login_flow", "a match in the name weighs most"
+    path = ws.primary / "auth" / "login_flow.md"
+    lines = path.read_text().split("\n")
+    hits = [(r["line"], r["text"]) for r in results if r["name"] == "auth/login_flow"]
+    assert hits == [
+        (lines.index("# Login flow") + 1, "# Login flow"),
+        (lines.index("The LOGIN flow uses tokens.") + 1, "The LOGIN flow uses tokens."),
+    ]
+    assert all(r["path"].endswith(".md") and os.path.isabs(r["path"]) for r in results)
+    assert set(results[0]) == {"name", "path", "line", "text", "score"}
+    assert search("login", limit=2) == results[:2]
+
+
+def test_a_memory_that_matches_only_by_name_shows_its_first_line(
+    ws: Workspace, search: Search
+) -> None:
+    results = search("personal")
+    lines = (ws.global_dir / "personal.md").read_text().split("\n")
+    first = lines.index("my login tricks") + 1
+    assert [(r["name"], r["line"], r["text"]) for r in results] == [
+        ("global/personal", first, "my login tricks")
+    ]
+
+
+def test_more_occurrences_rank_higher(ws: Workspace) -> None:
+    store = ws.store()
+    store.save("once", "deploy the thing and then a lot of other words follow here\n")
+    store.save("often", "deploy deploy\ndeploy again\n")
+    for searching in (store, _indexed(store)):
+        assert [r["name"] for r in searching.search("deploy")["results"]][:1] == ["often"]
+
+
+def test_crlf_and_unicode_content(ws: Workspace, search: Search) -> None:
+    ws.write(
+        ws.primary / "windows.md",
+        "---\r\ntags: [win]\r\n---\r\nfirst line\r\nZürich straße 東京 login\r\n",
+    )
+    store = _store(ws)
+    for searching in (store, _indexed(store)):
+        results = searching.search("zurich")["results"]
+        assert [(r["name"], r["line"], r["text"]) for r in results] == [
+            ("windows", 5, "Zürich straße 東京 login")
+        ]
+        assert _names(searching.search("東京", tags=["win"])["results"]) == {"windows"}
+
+
+def test_shadowed_and_ignored_memories_are_not_returned(ws: Workspace) -> None:
+    ws.write(ws.root / ".serena" / "project.yml", "ignored_memory_patterns: ['secret.*']\n")
+    store = ws.store(["team/feature"])
+    store.save("dup", "shadow words in primary\n")
+    ws.write(ws.root / "team" / "feature" / "dup.md", "shadow words in feature\n")
+    ws.write(ws.primary / "secret_plan.md", "shadow words nobody may see\n")
+    for searching in (store, _indexed(store)):
+        results = searching.search("shadow")["results"]
+        assert [(r["name"], r["text"]) for r in results] == [("dup", "shadow words in primary")]
+
+
+def test_files_far_over_the_limit_are_found_by_name_only(ws: Workspace) -> None:
+    store = ws.store(max_memory_bytes=100)
+    ws.write(ws.primary / "huge_log.md", "needle " * 100)
+    for searching in (store, _indexed(store)):
+        assert _names(searching.search("needle")["results"]) == set()
+        assert _names(searching.search("huge")["results"]) == {"huge_log"}
+
+
+# ----- kept in line with the disk ----------------------------------------------------
+
+
+def _touch_later(path: Path, text: str) -> None:
+    """Rewrite a file so that its stamp surely changes (same size, newer time)."""
+    before = path.stat().st_mtime_ns
+    path.write_text(text)
+    os.utime(path, ns=(before + 10**9, before + 10**9))
+
+
+def test_a_new_process_sees_every_change_made_behind_its_back(ws: Workspace) -> None:
+    store = _store(ws)
+    assert _indexed(store).search("expiry")["results"]
+    tokens = ws.root / "team" / "feature" / "FEATURE_tokens.md"
+    _touch_later(tokens, tokens.read_text().replace("expiry", "timeout"))
+    ws.write(ws.primary / "created.md", "an expiry note\n")
+    (ws.primary / "plain.md").rename(ws.primary / "renamed.md")
+    (ws.primary / "unrelated.md").unlink()
+    searching = _indexed(store)  # a new process, the same cache
+    assert _names(searching.search("expiry")["results"]) == {"created"}
+    assert _names(searching.search("timeout")["results"]) == {"FEATURE_tokens"}
+    assert _names(searching.search("mentioned")["results"]) == {"renamed"}
+    assert searching.search("author")["results"] == []
+
+
+def test_a_live_index_rereads_what_changed_before_it_answers(ws: Workspace) -> None:
+    store = _store(ws)
+    index = SearchIndex(store.config, live=True)
+    live = Store(store.config, index)
+    assert index.search(parse_query("tokens"), [], None, 50) is None, "not synced yet"
+    assert index.sync(store.scan())
+    path = ws.primary / "auth" / "login_flow.md"
+    # Changed without an event: a result about to be returned is read again first.
+    _touch_later(path, path.read_text().replace("uses tokens", "uses cookies"))
+    results = live.search("tokens")["results"]
+    assert "The LOGIN flow uses tokens." not in {r["text"] for r in results}
+    assert "auth/login_flow" not in _names(live.search("tokens")["results"])
+    # Events bring new and removed files in.
+    created = ws.write(ws.primary / "fresh.md", "brand new tokens\n")
+    (ws.primary / "plain.md").unlink()
+    index.apply([str(created), str(ws.primary / "plain.md")])
+    assert "fresh" in _names(live.search("tokens")["results"])
+    assert live.search("mentioned")["results"] == []
+    assert index.search(parse_query("cookies"), [], None, 50) is not None
+
+
+def test_the_index_is_rebuilt_for_another_configuration_or_schema(ws: Workspace) -> None:
+    store = _store(ws)
+    first = search_index_path(store.config)
+    assert _indexed(store).search("tokens")["results"]
+    assert os.path.exists(first)
+    other = _store(ws, max_memory_bytes=1000)
+    assert search_index_path(other.config) != first
+    # A file whose stored fingerprint differs (an older schema) is made again.
+    with sqlite3.connect(first) as db:
+        db.execute("UPDATE meta SET value = 'old' WHERE key = 'fingerprint'")
+        db.execute("DELETE FROM files")
+    assert _names(_indexed(store).search("tokens")["results"]) == {
+        "auth/login_flow",
+        "FEATURE_tokens",
+    }
+    with sqlite3.connect(first) as db:
+        assert db.execute("SELECT count(*) FROM files").fetchone()[0] == 5
+
+
+def test_a_corrupt_cache_file_is_made_again(ws: Workspace) -> None:
+    store = _store(ws)
+    path = search_index_path(store.config)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    Path(path).write_bytes(b"this is not a database" * 100)
+    index = SearchIndex(store.config, live=False)
+    assert index.search(parse_query("tokens"), [], None, 50) is not None
+    assert _names(Store(store.config, index).search("tokens")["results"]) == {
+        "auth/login_flow",
+        "FEATURE_tokens",
+    }
+
+
+def test_a_locked_cache_still_gives_the_right_answer(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(fulltext, "BUSY_TIMEOUT_SECONDS", 0.05)
+    store = _store(ws)
+    assert _indexed(store).search("tokens")["results"]
+    ws.write(ws.primary / "late.md", "late tokens\n")
+    holder = sqlite3.connect(search_index_path(store.config), isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        index = SearchIndex(store.config, live=False)
+        started = time.monotonic()
+        assert index.search(parse_query("tokens"), [], None, 50) is None
+        results = Store(store.config, index).search("tokens")["results"]
+        assert time.monotonic() - started < 5
+        assert "late" in _names(results), "answered by reading the files"
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert "late" in _names(_indexed(store).search("tokens")["results"])
+
+
+def test_an_unwritable_cache_still_gives_the_right_answer(ws: Workspace) -> None:
+    store = _store(ws)
+    blocked = ws.tmp / "blocked"
+    blocked.write_text("a file where the cache directory would be")
+    index = SearchIndex(store.config, str(blocked / "index" / "x.sqlite3"), live=False)
+    assert index.search(parse_query("tokens"), [], None, 50) is None
+    assert _names(Store(store.config, index).search("tokens")["results"]) == {
+        "auth/login_flow",
+        "FEATURE_tokens",
+    }
+
+
+def test_without_fts5_every_memory_is_read(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fulltext, "fts5_available", lambda: False)
+    store = _store(ws)
+    index = SearchIndex(store.config, live=False)
+    assert index.search(parse_query("tokens"), [], None, 50) is None
+    assert _names(Store(store.config, index).search("tokens")["results"]) == {
+        "auth/login_flow",
+        "FEATURE_tokens",
+    }
+
+
+def test_the_walk_finds_what_the_store_scan_finds(ws: Workspace) -> None:
+    ws.write(ws.root / ".serena" / "project.yml", "ignored_memory_patterns: ['skip_.*']\n")
+    store = ws.store(["team/feature", ".serena/memories/inner"])
+    ws.write(ws.primary / "a.md", "a")
+    ws.write(ws.primary / ".hidden" / "b.md", "b")
+    ws.write(ws.primary / "topic" / "deep" / "c.md", "c")
+    ws.write(ws.primary / "inner" / "d.md", "d")
+    ws.write(ws.primary / "skip_me.md", "ignored")
+    ws.write(ws.primary / ".x.md.1234.memory-ls-tmp", "temp")
+    ws.write(ws.primary / "notes.txt", "not markdown")
+    (ws.primary / "folder.md").mkdir()
+    outside = ws.write(ws.tmp / "outside" / "shared.md", "linked")
+    os.symlink(outside.parent, ws.primary / "linked")
+    os.symlink(outside, ws.primary / "link_file.md")
+    os.symlink(ws.tmp / "missing.md", ws.primary / "dangling.md")
+    os.symlink(ws.primary, ws.primary / "topic" / "loop")
+    ws.write(ws.root / "team" / "feature" / "FEATURE_x.md", "x")
+    index = SearchIndex(store.config, live=False)
+    walked = {(rank, name) for rank, name, _mtime, _size in index.walk()}
+    folders = store.config.folders
+    scanned = {(folders.index(m.folder), m.name) for m in store.scan()}
+    assert walked == scanned
+    assert (0, "linked/shared") in walked and (0, "skip_me") not in walked
+
+
+def test_many_matches_come_best_first_names_holding_the_query_on_top(ws: Workspace) -> None:
+    store = ws.store()
+    for number in range(80):
+        name = f"deploy_{number:02d}" if number % 10 == 0 else f"note_{number:02d}"
+        filler = " ".join(["other"] * (number % 13))
+        store.save(name, f"{'deploy ' * (number % 7 + 1)}{filler}\n")
+    for number in range(100):  # bm25 weighs a word in fewer than half of the memories
+        store.save(f"unrelated_{number:02d}", "nothing to see\n")
+    for searching in (store, _indexed(store)):
+        results = searching.search("deploy", limit=80)["results"]
+        scores = [r["score"] for r in results]
+        assert len(results) == 80 and scores == sorted(scores, reverse=True)
+        assert {r["name"] for r in results[:8]} == {f"deploy_{n:02d}" for n in range(0, 80, 10)}
+        assert all(1 <= s < 2 for s in scores[:8]) and all(0 < s <= 1 for s in scores[8:])
+        # Among the others, more mentions in a shorter text rank higher.
+        assert results[8]["name"] == "note_13" and results[-1]["name"] == "note_77"
