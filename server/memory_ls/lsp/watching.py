@@ -87,7 +87,7 @@ class Watcher:
         self._registered_for: tuple[str, ...] = ()
         self._burst_directories: set[str] = set()
         self._burst_timer: asyncio.TimerHandle | None = None
-        self._serial = _SerialWorker("memory-ls-watch")
+        self._serial = SerialWorker("memory-ls-watch")
 
     # ----- events --------------------------------------------------------------------
 
@@ -420,7 +420,7 @@ def _may_matter(change: int, path: str) -> bool:
     return change != CHANGE_MODIFIED and not is_temp_file(os.path.basename(path))
 
 
-class _SerialWorker:
+class SerialWorker:
     """Runs calls one after another in a daemon thread (started with the first call)."""
 
     def __init__(self, name: str) -> None:

@@ -23,9 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import queue
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from lsprotocol import types
@@ -36,6 +34,7 @@ from memory_ls.core.disk_check import DiskDiagnostics
 from memory_ls.core.index import MemoryIndex, Update
 from memory_ls.lsp.diagnostics import to_lsp
 from memory_ls.lsp.server import MemoryServer
+from memory_ls.lsp.watching import SerialWorker
 
 IDENTIFIER = "memory-ls"
 # The result id of an open document's (empty) pull report.
@@ -85,7 +84,7 @@ class WorkspaceReports:
         self._changed: asyncio.Event | None = None
         # URIs of closed files whose reports were published (push clients).
         self._published: set[str] = set()
-        self._worker = _SerialWorker("memory-ls-disk-check")
+        self._worker = SerialWorker("memory-ls-disk-check")
 
     # ----- what the client is told ---------------------------------------------------
 
@@ -279,27 +278,3 @@ def _answer(
                 )
             )
     return items, news
-
-
-class _SerialWorker:
-    """Runs calls one after another in a daemon thread, off the event loop."""
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-        self._calls: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-
-    def submit(self, call: Callable[[], None]) -> None:
-        """Queue a call (started in order, one at a time); a failure is logged."""
-        self._calls.put(call)
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
-            self._thread.start()
-
-    def _run(self) -> None:
-        while True:
-            call = self._calls.get()
-            try:
-                call()
-            except Exception:
-                logger.exception("%s failed", self._name)
