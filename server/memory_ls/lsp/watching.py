@@ -130,7 +130,7 @@ class Watcher:
             # at all has come for a while, not while the tail of the burst still runs.
             self._burst(paths)
         self._updating = True
-        future = self.ls.store_pool.submit(_update_safely, index, paths, self.ls.search_index)
+        future = self.ls.store_pool.submit(_update_safely, index, paths)
         future.add_done_callback(
             lambda done: self.ls.on_loop(
                 lambda: self._updated(index, paths, done.result(), related)
@@ -155,6 +155,10 @@ class Watcher:
         self, index: MemoryIndex, paths: set[str], update: Update, related: list[str]
     ) -> None:
         self._updating = False
+        if update.paths:
+            # The full-text index follows in a job of its own: its SQLite writes must not
+            # hold back what completion and diagnostics see (searches re-read stale files).
+            self.ls.store_pool.submit(_update_search_safely, self.ls.search_index, update.paths)
         for listener in self.ls.index_listeners:
             listener(index, paths, update)
         if self._flush_when_updated:
@@ -253,18 +257,21 @@ def _watched_files_capability(
     return workspace.did_change_watched_files if workspace else None
 
 
-def _update_safely(index: MemoryIndex, paths: set[str], search_index: SearchIndex) -> Update:
-    """Update the index and the full-text index; a failure is logged, never lost in a thread."""
+def _update_safely(index: MemoryIndex, paths: set[str]) -> Update:
+    """Update the index; a failure is logged, never lost in a thread."""
     try:
-        update = index.update_paths(paths)
+        return index.update_paths(paths)
     except Exception:
         logger.exception("updating the index for %s failed", sorted(paths))
         return Update()
+
+
+def _update_search_safely(search_index: SearchIndex, paths: tuple[str, ...]) -> None:
+    """Update the full-text index; a failure is logged (searches read the files it lags on)."""
     try:
-        search_index.apply(update.paths)
-    except Exception:  # searches read the files where the full-text index lags
+        search_index.apply(paths)
+    except Exception:
         logger.exception("updating the full-text index for %s failed", sorted(paths))
-    return update
 
 
 def client_watchers(
