@@ -8,6 +8,7 @@ import { after, before, describe, it } from "node:test";
 import {
   activeTab,
   escapeRegExp,
+  expectSuggestions,
   focusEditor,
   notification,
   openBrowser,
@@ -115,20 +116,7 @@ describe("memory-ls in VS Code (code-server)", { timeout: 15 * 60_000 }, () => {
     await page.keyboard.press("Control+End");
     await page.keyboard.press("Enter");
     await page.keyboard.type("See [[");
-    const rows = page.locator(".suggest-widget .monaco-list-row");
-    await retry(
-      async () => {
-        if (!(await page.locator(".suggest-widget.visible").isVisible())) {
-          await page.keyboard.press("Control+Space");
-        }
-        await rows.first().waitFor({ state: "visible", timeout: 3000 });
-        const labels = (await rows.allInnerTexts()).join("\n");
-        for (const name of ["FEATURE_checkout", "SPEC_payments_api", "project_overview"]) {
-          assert.ok(labels.includes(name), `${name} not among the suggestions:\n${labels}`);
-        }
-      },
-      { timeout: 60_000, what: "memory names in the suggest widget" },
-    );
+    const rows = await expectSuggestions(page, ["FEATURE_checkout", "SPEC_payments_api", "project_overview"]);
     await page.keyboard.type("FEATURE_ch");
     await retry(
       async () => {

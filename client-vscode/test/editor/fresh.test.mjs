@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { extensionLog, openBrowser, openFile, pythonForServer, repo, retry, screenshot, startCodeServer } from "./harness.mjs";
+import { escapeRegExp, expectSuggestions, extensionLog, openBrowser, openFile, pythonForServer, repo, screenshot, startCodeServer } from "./harness.mjs";
 
 const artifacts =
   process.env.MEMORY_LS_ARTIFACTS || join(repo, "client-vscode", "test-results", `fresh-${Date.now()}`);
@@ -80,24 +80,14 @@ describe("a fresh machine: the VSIX alone, a bare python3, no network for pip", 
       await openFile(page, "scratch.md");
       await page.keyboard.press("Control+End");
       await page.keyboard.type("See [[");
-      const rows = page.locator(".suggest-widget .monaco-list-row");
-      await retry(
-        async () => {
-          if (!(await page.locator(".suggest-widget.visible").isVisible())) {
-            await page.keyboard.press("Control+Space");
-          }
-          await rows.first().waitFor({ state: "visible", timeout: 3000 });
-          const labels = (await rows.allInnerTexts()).join("\n");
-          for (const name of ["architecture_notes", "project_overview", "style_guide"]) {
-            assert.ok(labels.includes(name), `${name} not among the suggestions:\n${labels}`);
-          }
-        },
-        { timeout: 90_000, what: "the example's memory names in the suggest widget" },
-      );
+      await expectSuggestions(page, ["architecture_notes", "project_overview", "style_guide"], {
+        timeout: 90_000,
+        what: "the example's memory names in the suggest widget",
+      });
       // The server that answered runs on the clean interpreter, chosen as the default python3.
       const log = extensionLog(session.userData);
       assert.match(log, /Python: python3 \(default\)/);
-      assert.match(log, new RegExp(`Bundled memory-ls \\S+ on CPython 3\\.\\d+\\.\\d+ \\(.*, prefix ${clean.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\)`));
+      assert.match(log, new RegExp(`Bundled memory-ls \\S+ on CPython 3\\.\\d+\\.\\d+ \\(.*, prefix ${escapeRegExp(clean)}\\)`));
     } catch (error) {
       failed = true;
       if (page) {

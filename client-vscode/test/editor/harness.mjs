@@ -325,6 +325,30 @@ export function quickPickRow(page, label) {
     .filter({ has: page.locator(".label-name", { hasText: new RegExp(`^${escapeRegExp(label)}$`) }) });
 }
 
+/**
+ * Wait until the suggest widget (opened again with Ctrl+Space if it closed) lists every
+ * one of `names`; returns its rows.
+ */
+export async function expectSuggestions(page, names, { timeout = 60_000, what = "memory names in the suggest widget" } = {}) {
+  const rows = page.locator(".suggest-widget .monaco-list-row");
+  await retry(
+    async () => {
+      if (!(await page.locator(".suggest-widget.visible").isVisible())) {
+        await page.keyboard.press("Control+Space");
+      }
+      await rows.first().waitFor({ state: "visible", timeout: 3000 });
+      const labels = (await rows.allInnerTexts()).join("\n");
+      for (const name of names) {
+        if (!labels.includes(name)) {
+          throw new Error(`${name} not among the suggestions:\n${labels}`);
+        }
+      }
+    },
+    { timeout, what },
+  );
+  return rows;
+}
+
 export function escapeRegExp(text) {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

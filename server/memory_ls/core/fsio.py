@@ -179,19 +179,9 @@ def read_utf8(path: str) -> str | None:
         return None
 
 
-def read_text(path: str, *, follow_links: bool = True) -> str:
-    """Read a memory's text; invalid UTF-8 is replaced rather than failing the read.
-
-    With `follow_links` false a symbolic link is refused (OSError, errno ELOOP).
-    """
-    if follow_links:
-        data = read_bytes(path)
-    else:
-        with refusals("read", path, wrote=False):
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-            with open(fd, "rb") as handle:
-                data = handle.read()
-    return data.decode("utf-8", errors="replace")
+def read_text(path: str) -> str:
+    """Read a memory's text; invalid UTF-8 is replaced rather than failing the read."""
+    return read_bytes(path).decode("utf-8", errors="replace")
 
 
 def read_bytes(path: str) -> bytes:

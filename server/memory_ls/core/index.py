@@ -536,11 +536,8 @@ class MemoryIndex:
         # By the scan's rules: Serena's ignored memories are not memories at all.
         if folder.patterns.ignored and folder.patterns.is_ignored(folder.qualified(name)):
             return None
-        if os.path.islink(path):
-            return MemoryFile(name, path, folder) if os.path.isfile(path) else None
-        if not os.path.isfile(path):
-            return None
-        return MemoryFile(name, path, folder, scanned_file=True)
+        # Links are followed, as Serena follows them (isfile does).
+        return MemoryFile(name, path, folder) if os.path.isfile(path) else None
 
     def _rank(self, memory: MemoryFile) -> int:
         return self._order.get(memory.folder.path, len(self._order))

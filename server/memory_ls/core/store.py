@@ -9,7 +9,7 @@ from __future__ import annotations
 import operator
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from memory_ls.core.document import (
@@ -61,8 +61,6 @@ SCOPES = ("project", "global", "all")
 DEFAULT_SEARCH_LIMIT = 50
 # Listings and search skip files this many times over maxMemoryBytes (bounded work).
 LISTING_READ_LIMIT = 4
-# Reading a scanned file without following a link that replaced it since the scan.
-_NO_FOLLOW = hasattr(os, "O_NOFOLLOW")
 
 
 @dataclass(frozen=True)
@@ -72,9 +70,6 @@ class MemoryFile:
     name: str  # as on disk, relative to its folder, without `.md`
     path: str
     folder: Folder
-    # Found by a directory scan as a regular file, not a symbolic link: it is inside its
-    # folder, so reading it needs no realpath check (a link put there since is refused).
-    scanned_file: bool = field(default=False, compare=False, repr=False)
 
     @property
     def valid(self) -> bool:
@@ -906,9 +901,7 @@ def scan_folder(folder: Folder, skip: Iterable[str] = ()) -> list[MemoryFile]:
                     continue
                 if name[0] == "." and is_temp_file(name):
                     continue
-                if entry.is_file(follow_symlinks=False):
-                    memory = MemoryFile(f"{prefix}{name[:-3]}", entry.path, folder, True)
-                elif entry.is_symlink() and entry.is_file():
+                if entry.is_file(follow_symlinks=False) or (entry.is_symlink() and entry.is_file()):
                     memory = MemoryFile(f"{prefix}{name[:-3]}", entry.path, folder)
                 else:
                     continue
