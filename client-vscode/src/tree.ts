@@ -23,6 +23,7 @@ export class MemoriesTree implements vscode.TreeDataProvider<MemoryNode>, vscode
   readonly onDidChangeTreeData = this.changeEmitter.event;
   private readonly subscription: vscode.Disposable;
   private catalogSubscriptions: vscode.Disposable[] = [];
+  private pendingRefresh: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly servers: MemoryServers) {
     this.subscription = servers.onDidChange(() => this.follow());
@@ -34,10 +35,19 @@ export class MemoriesTree implements vscode.TreeDataProvider<MemoryNode>, vscode
     for (const subscription of this.catalogSubscriptions) {
       subscription.dispose();
     }
-    this.catalogSubscriptions = this.servers.all.map((served) =>
-      served.catalog.onDidChange(() => this.changeEmitter.fire(undefined)),
-    );
-    this.changeEmitter.fire(undefined);
+    this.catalogSubscriptions = this.servers.all.map((served) => served.catalog.onDidChange(() => this.refresh()));
+    this.refresh();
+  }
+
+  /** Redraw once for a burst of changes (servers starting, several catalogs at once). */
+  private refresh(): void {
+    if (this.pendingRefresh !== undefined) {
+      return;
+    }
+    this.pendingRefresh = setTimeout(() => {
+      this.pendingRefresh = undefined;
+      this.changeEmitter.fire(undefined);
+    }, 50);
   }
 
   private scopes(served: Served): MemoryNode[] {
@@ -68,12 +78,14 @@ export class MemoriesTree implements vscode.TreeDataProvider<MemoryNode>, vscode
     return [];
   }
 
+  // No TreeItem ids: VS Code then derives each row's handle from its label and place,
+  // which cannot collide. With ids, a refresh that arrives while the previous one is
+  // still fetching children registers an id twice ("Element with id ... is already
+  // registered") and the view shows a mix of both (seen with two folders starting).
   getTreeItem(node: MemoryNode): vscode.TreeItem {
-    const owner = node.served.folder?.uri.toString() ?? "";
     if (node.kind === "root") {
       const folder = node.served.folder;
       const item = new vscode.TreeItem(folder?.name ?? "(no folder)", vscode.TreeItemCollapsibleState.Expanded);
-      item.id = `root:${owner}`;
       item.description = String(node.served.catalog.memories.length);
       item.iconPath = new vscode.ThemeIcon("root-folder");
       item.contextValue = "root";
@@ -83,7 +95,6 @@ export class MemoriesTree implements vscode.TreeDataProvider<MemoryNode>, vscode
     if (node.kind === "scope") {
       const count = node.group.folders.reduce((sum, folder) => sum + folder.memories.length, 0);
       const item = new vscode.TreeItem(node.group.label, vscode.TreeItemCollapsibleState.Expanded);
-      item.id = `scope:${owner}:${node.group.scope}`;
       item.description = String(count);
       item.contextValue = "scope";
       item.iconPath = new vscode.ThemeIcon(node.group.scope === "global" ? "globe" : "repo");
@@ -95,7 +106,6 @@ export class MemoriesTree implements vscode.TreeDataProvider<MemoryNode>, vscode
     }
     if (node.kind === "folder") {
       const item = new vscode.TreeItem(node.group.label, vscode.TreeItemCollapsibleState.Expanded);
-      item.id = `folder:${owner}:${node.group.folder}`;
       item.description = String(node.group.memories.length);
       item.resourceUri = vscode.Uri.file(node.group.folder);
       item.iconPath = vscode.ThemeIcon.Folder;
@@ -107,7 +117,6 @@ export class MemoriesTree implements vscode.TreeDataProvider<MemoryNode>, vscode
     // Under the Global heading the `global/` of a global memory's name says nothing new.
     const shown = memory.scope === "global" ? memory.name.replace(/^global\//, "") : memory.name;
     const item = new vscode.TreeItem(shown, vscode.TreeItemCollapsibleState.None);
-    item.id = `memory:${owner}:${memory.path}`;
     item.resourceUri = vscode.Uri.file(memory.path);
     item.iconPath = new vscode.ThemeIcon(memory.readOnly ? "lock" : "note");
     item.description = memory.tags.map((tag) => `#${tag}`).join(" ");
@@ -130,6 +139,7 @@ export class MemoriesTree implements vscode.TreeDataProvider<MemoryNode>, vscode
   }
 
   dispose(): void {
+    clearTimeout(this.pendingRefresh);
     this.subscription.dispose();
     for (const subscription of this.catalogSubscriptions) {
       subscription.dispose();
