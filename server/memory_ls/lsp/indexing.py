@@ -25,6 +25,8 @@ from memory_ls.lsp.server import MemoryServer
 logger = logging.getLogger(__name__)
 INDEXING_TITLE = "Indexing memories"
 SEARCH_TITLE = "Indexing memories for search"
+# At most this long the first listing waits for the watch over the folders.
+WATCH_WAIT_SECONDS = 2.0
 # Seconds a thread may keep the GIL while another waits, during indexing for search.
 BUILD_SWITCH_INTERVAL = 0.0005
 
@@ -39,9 +41,13 @@ def start(ls: MemoryServer) -> None:
     index = ls.index
     search_index = ls.search_index
     reporter = _Progress(ls) if _client_shows_progress(ls) else None
+    armed = ls.watch_armed
 
     def work() -> None:
         try:
+            # Listed once the watch is active, so nothing written meanwhile goes unseen
+            # (bounded: a watch that cannot be set up does not hold back the names).
+            armed.wait(WATCH_WAIT_SECONDS)
             count = index.scan()
             # What is alive now (modules, the index) lives as long as the server: taken out
             # of cycle collection, a full collection no longer walks it (tens of ms, in the

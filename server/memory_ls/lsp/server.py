@@ -90,6 +90,10 @@ class MemoryServer(LanguageServer):
         self.client_file_listeners: list[Callable[[list[str]], None]] = []
         # The repository's files for `stale-path` (lsp/repository.py).
         self.repository: Repository | None = None
+        # Set once the server's own watch over the current folders is active (or off):
+        # indexing lists the folders only then (lsp/watching.py, lsp/indexing.py).
+        self.watch_armed = threading.Event()
+        self.watch_armed.set()
         # Called on shutdown, to stop watchers and background work.
         self.closers: list[Callable[[], None]] = []
         # False until the client said `initialized` and the first configuration is in:
@@ -215,8 +219,9 @@ def build_server(cli: Layer) -> MemoryServer:
     for feature in (
         lifecycle,
         configuration,
-        indexing,
+        # Watching before indexing: each new configuration is watched before it is listed.
         watching,
+        indexing,
         patterns,
         diagnostics,
         workspace_diagnostics,

@@ -181,10 +181,15 @@ class Watcher:
         """Watch the folders of the current configuration (client and server side)."""
         folders = self.ls.config.folders
         self._missing = tuple(f.path for f in folders if not os.path.isdir(f.path))
+        # Indexing waits for this before it lists the folders: a file written between
+        # the listing and an active watch would otherwise be missed for good.
+        armed = self.ls.watch_armed = threading.Event()
         if os.environ.get(NO_SERVER_WATCH_ENV) != "1":
             # Off the event loop: setting up watches over large trees takes tens of ms,
             # and the first completion request is waiting. One thread keeps them in order.
-            self._serial.submit(self._watch_on_server, folders)
+            self._serial.submit(self._watch_on_server, folders, armed)
+        else:
+            armed.set()
         paths = tuple(f.path for f in folders)
         if paths != self._registered_for:
             self._registered_for = paths
@@ -200,17 +205,20 @@ class Watcher:
             if watch is not None:
                 watch.stop()
 
-    def _watch_on_server(self, folders: tuple[Folder, ...]) -> None:
-        plan = watch_plan([f.path for f in folders])
-        for recursive in (True, False):
-            paths = tuple(path for path, deep in plan if deep == recursive)
-            current = self._watches.get(recursive)
-            if current is not None and current.paths == paths:
-                continue
-            # The new watch is active before the old one stops: no event falls between.
-            self._watches[recursive] = _FolderWatch.start(paths, recursive, self.enqueue)
-            if current is not None:
-                current.stop()
+    def _watch_on_server(self, folders: tuple[Folder, ...], armed: threading.Event) -> None:
+        try:
+            plan = watch_plan([f.path for f in folders])
+            for recursive in (True, False):
+                paths = tuple(path for path, deep in plan if deep == recursive)
+                current = self._watches.get(recursive)
+                if current is not None and current.paths == paths:
+                    continue
+                # The new watch is active before the old one stops: no event falls between.
+                self._watches[recursive] = _FolderWatch.start(paths, recursive, self.enqueue)
+                if current is not None:
+                    current.stop()
+        finally:
+            armed.set()
         # A missing folder made before its watch was active sent no event: read it now.
         appeared = [f.path for f in folders if f.path in self._missing and os.path.isdir(f.path)]
         if appeared:
