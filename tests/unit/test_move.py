@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from store_helpers import Workspace
 
 from memory_ls.core import Store
+from memory_ls.core.backlinks import serena_key
+from memory_ls.core.index import MemoryIndex
 from memory_ls.core.references import find_references
 
 REFERRER = """---
@@ -206,3 +209,48 @@ def test_move_leaves_memories_under_read_only_patterns_alone(ws: Workspace) -> N
     assert result["updatedReferences"] == 4
     assert writable.read_text() == other_global.read_text() == "[[NEW]] `mem:NEW`\n"
     assert frozen.read_text() == frozen_global.read_text() == text
+
+
+def _indexed(store: Store) -> tuple[Store, list[list[str]]]:
+    """The store as the language server makes it: a move asks a warm link index (not every
+    file) who refers to the memory. Also returns the keys it was asked for."""
+    index = MemoryIndex(store.config)
+    index.scan()
+    index.warm()
+    asked: list[list[str]] = []
+
+    def sources(keys: Sequence[str]) -> list[str]:
+        asked.append(list(keys))
+        return index.link_candidates(keys)
+
+    return Store(store.config, None, sources), asked
+
+
+def test_a_move_with_a_link_index_rewrites_every_reference(ws: Workspace) -> None:
+    scanning, referrers = _world(ws)
+    plain = [ws.write(ws.primary / f"plain_{n}.md", f"nothing about it {n}\n") for n in range(20)]
+    store, asked = _indexed(scanning)
+    result = store.move("OLD", "NEW_name")
+    assert asked == [["OLD", serena_key("OLD")]]
+    assert result["updatedReferences"] == REWRITTEN_PER_FILE * len(referrers) + 1
+    for path in referrers:
+        assert path.read_text() == EXPECTED, path
+    moved = ws.root / "docs" / "new" / "NEW_name.md"
+    assert moved.read_text() == "the memory itself, [[NEW_name]] self-link\n"
+    assert all(path.read_text().startswith("nothing about it") for path in plain)
+
+
+def test_a_move_reads_only_the_files_the_link_index_names(ws: Workspace) -> None:
+    scanning, referrers = _world(ws)
+    source = str(ws.primary / "OLD.md")
+    # An index that knows of the memory's own self-link only: the referrers' links are
+    # never read, so they stay as they are (and the self-link follows the file).
+    store = Store(scanning.config, None, lambda keys: [source])
+    result = store.move("OLD", "NEW_name")
+    assert result["updatedReferences"] == 1
+    assert Path(result["path"]).read_text() == "the memory itself, [[NEW_name]] self-link\n"
+    assert all(path.read_text() == REFERRER for path in referrers)
+    # Where the index cannot tell (None), every memory is read.
+    store = Store(scanning.config, None, lambda keys: None)
+    result = store.move("NEW_name", "OTHER_name")
+    assert result["updatedReferences"] == 1

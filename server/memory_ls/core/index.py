@@ -492,7 +492,7 @@ class MemoryIndex:
                 if not any(d == path or d.startswith(inside) for d in self._directories):
                     return Update()
                 return self._remove([p for p in self._files if p.startswith(inside)])
-        memory = self._memory_at(path)
+        memory = self.memory_at(path)
         stamp = _stamp(path) if memory is not None else None
         with self._lock:
             if memory is None or stamp is None:
@@ -513,7 +513,7 @@ class MemoryIndex:
             return _combined(self.update_path(folder) for folder in folders)
         found: dict[str, tuple[MemoryFile, Stamp]] = {}
         for path in _walk_markdown(directory):
-            memory = self._memory_at(path)
+            memory = self.memory_at(path)
             stamp = _stamp(path) if memory is not None else None
             if memory is not None and stamp is not None:
                 found[path] = (memory, stamp)
@@ -525,7 +525,7 @@ class MemoryIndex:
             removed = self._remove(gone)
             return _combined([removed, *(self._put(memory, stamp) for memory, stamp in changed)])
 
-    def _memory_at(self, path: str) -> MemoryFile | None:
+    def memory_at(self, path: str) -> MemoryFile | None:
         """The memory file at a path, by the same rules as the directory scan; None if none."""
         if not path.endswith(".md") or is_temp_file(os.path.basename(path)):
             return None

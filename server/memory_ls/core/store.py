@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import operator
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memory_ls.core.backlinks import serena_key
 from memory_ls.core.document import (
     Document,
     iso,
@@ -177,10 +178,19 @@ def _check_tags(tags: object) -> list[str] | None:
 class Store:
     """One store: the configured folders and the rules over them."""
 
-    def __init__(self, config: StoreConfig, search_index: SearchIndex | None = None) -> None:
+    def __init__(
+        self,
+        config: StoreConfig,
+        search_index: SearchIndex | None = None,
+        reference_sources: Callable[[Sequence[str]], list[str] | None] | None = None,
+    ) -> None:
         self.config = config
         # The full-text index for `search` (None: every search reads the memories).
         self.search_index = search_index
+        # The files that may hold any of some link keys (core/backlinks.py), from a link
+        # index (the language server's), or None when it cannot tell: a move then reads
+        # only those. Without one, a move reads every memory.
+        self.reference_sources = reference_sources
 
     # ----- finding -------------------------------------------------------------------
 
@@ -555,8 +565,10 @@ class Store:
     def move(self, raw_name: object, raw_new_name: object, scope: object = None) -> dict[str, Any]:
         """Rename a memory, route it like a new save, rewrite references (`memory.move`)."""
         plan = self.plan_move(raw_name, raw_new_name, scope)
+        # Who refers to the memory is asked before it moves (a link index keys by name).
+        holders = self._reference_holders(plan)
         self.move_file(plan)
-        updated = self._rewrite_all(plan)
+        updated = self._rewrite_all(plan, holders)
         return {
             "name": plan.source.qualified,
             "newName": plan.new_qualified,
@@ -584,15 +596,32 @@ class Store:
             atomic_write(target, data, owner.real)
             self._remove(source)
 
-    def _rewrite_all(self, plan: MovePlan) -> int:
-        """Rewrite references to the moved memory in every writable memory; return how many.
+    def _reference_holders(self, plan: MovePlan) -> list[MemoryFile] | None:
+        """The memories that may refer to the one `plan` moves, at their paths after the
+        move; None when only reading every memory can tell."""
+        if self.reference_sources is None:
+            return None
+        qualified = plan.source.qualified
+        paths = self.reference_sources([qualified, serena_key(qualified)])
+        if paths is None:
+            return None
+        holders: list[MemoryFile] = []
+        for path in dict.fromkeys(plan.target if p == plan.source.path else p for p in paths):
+            owned = self.config.name_of(path)
+            if owned is not None:
+                holders.append(MemoryFile(owned[1], path, owned[0]))
+        return holders
+
+    def _rewrite_all(self, plan: MovePlan, holders: Sequence[MemoryFile] | None = None) -> int:
+        """Rewrite references to the moved memory in every writable memory (in `holders`
+        where a link index named them); return how many.
 
         `mem:OLD` is rewritten wherever Serena's rename rewrites it (anywhere in the file,
         fenced code included); `[[OLD]]` links where they are links (outside code). The
         files' bytes change only there: a rewritten reference is not an update.
         """
         total = 0
-        for memory in self.scan():
+        for memory in self.scan() if holders is None else holders:
             if memory.read_only:
                 continue
             with folder_lock(memory.folder.real):

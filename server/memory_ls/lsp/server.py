@@ -15,7 +15,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -72,7 +72,7 @@ class MemoryServer(LanguageServer):
         self.index = MemoryIndex(self.config)
         # The full-text index, kept current with the name index (lsp/indexing.py, watching.py).
         self.search_index = SearchIndex(self.config, live=True)
-        self.store = Store(self.config, self.search_index)
+        self.store = Store(self.config, self.search_index, self.reference_sources)
         self.store_pool = ThreadPoolExecutor(STORE_WORKERS, thread_name_prefix="memory-ls-store")
         self.loop: asyncio.AbstractEventLoop | None = None
         # Called on the event loop when the folders change (a new, empty index).
@@ -94,6 +94,9 @@ class MemoryServer(LanguageServer):
         # indexing lists the folders only then (lsp/watching.py, lsp/indexing.py).
         self.watch_armed = threading.Event()
         self.watch_armed.set()
+        # Paths reported changed that the index has not caught up with yet (lsp/watching.py):
+        # answers from the link index read them too.
+        self.unsettled_paths: Callable[[], set[str]] = set
         # Called on shutdown, to stop watchers and background work.
         self.closers: list[Callable[[], None]] = []
         # False until the client said `initialized` and the first configuration is in:
@@ -137,6 +140,25 @@ class MemoryServer(LanguageServer):
             self._said.add(message)
             self.tell(message, kind)
 
+    def reference_sources(self, keys: Sequence[str]) -> list[str] | None:
+        """The memory files that may hold any of these link keys: those the link index
+        names, and those changed on disk that it has not caught up with yet (a move and the
+        editor's references read only these); None before the names are known (blocking:
+        a store thread)."""
+        index = self.index
+        if not index.scanned:
+            return None
+        index.learn_links()
+        found = dict.fromkeys(index.link_candidates(keys))
+        for path in sorted(self.unsettled_paths()):
+            if os.path.isdir(path):  # a folder that appeared or moved in: its memories
+                inside = [os.path.join(d, name) for d, _, names in os.walk(path) for name in names]
+            else:
+                inside = [path]
+            # By the scan's rules (no ignored memory, no temporary file).
+            found.update((p, None) for p in inside if index.memory_at(p) is not None)
+        return list(found)
+
     # ----- configuration -------------------------------------------------------------
 
     def reconfigure(self) -> None:
@@ -160,7 +182,7 @@ class MemoryServer(LanguageServer):
         search_stale = fingerprint(config) != fingerprint(self.search_index.config)
         if search_stale:
             self.search_index = SearchIndex(config, live=True)
-        self.store = Store(config, self.search_index)
+        self.store = Store(config, self.search_index, self.reference_sources)
         if folders_changed:
             self.index = MemoryIndex(config)
             if self.started:

@@ -170,9 +170,9 @@ def search(
     of its links."""
     index = ls.index
     by_path: dict[str, MemoryFile | None]
-    if index.scanned:
-        index.learn_links()
-        by_path = {path: index.memory_for(path) for path in index.link_candidates(keys)}
+    sources = ls.reference_sources(keys)
+    if sources is not None:
+        by_path = {path: index.memory_for(path) for path in sources}
     else:  # the names are not known yet (a very slow disk): read every file
         by_path = {memory.path: memory for memory in ls.store.scan()}
     found: list[FileRefs] = []

@@ -58,6 +58,7 @@ def register(server: MemoryServer) -> None:
     server.folder_listeners.append(watcher.rearm)
     server.closers.append(watcher.stop)
     server.path_listeners.append(watcher.enqueue)
+    server.unsettled_paths = watcher.unsettled
 
     @server.feature(WATCHED_FILES_METHOD)
     def did_change_watched_files(
@@ -80,6 +81,8 @@ class Watcher:
         # An index update is running in a store thread (set and read on the event loop).
         self._updating = False
         self._flush_when_updated = False
+        # The paths of the update running now (read under _lock from any thread).
+        self._in_flight: frozenset[str] = frozenset()
         # The server's own watches, recursive and flat (see watch_plan).
         self._watches: dict[bool, _FolderWatch | None] = {}
         self._missing: tuple[str, ...] = ()
@@ -90,6 +93,11 @@ class Watcher:
         self._serial = SerialWorker("memory-ls-watch")
 
     # ----- events --------------------------------------------------------------------
+
+    def unsettled(self) -> set[str]:
+        """Paths reported changed that the index has not caught up with yet (any thread)."""
+        with self._lock:
+            return self._pending | self._in_flight
 
     def enqueue(self, paths: Iterable[str]) -> None:
         """Queue changed paths (from any thread); they are handled in one batch."""
@@ -114,6 +122,7 @@ class Watcher:
         with self._lock:
             paths, self._pending = self._pending, set()
             self._flush_scheduled = False
+            self._in_flight = frozenset(paths)
         index = self.ls.index
         # Something appeared on the way to a folder that did not exist: watch closer
         # (or the folder itself), and read whatever it already holds.
@@ -155,6 +164,8 @@ class Watcher:
         self, index: MemoryIndex, paths: set[str], update: Update, related: list[str]
     ) -> None:
         self._updating = False
+        with self._lock:
+            self._in_flight = frozenset()
         if update.paths:
             # The full-text index follows in a job of its own: its SQLite writes must not
             # hold back what completion and diagnostics see (searches re-read stale files).
