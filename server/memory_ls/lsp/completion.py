@@ -8,18 +8,22 @@ not there yet.
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii as _q
 from typing import Any
 
 from lsprotocol import types
 
-from memory_ls.core.index import Entry, MemoryIndex
+from memory_ls.core.index import Entry, MemoryIndex, Metadata
 from memory_ls.core.references import in_fenced_code
 from memory_ls.core.routing import routing_prefixes
 from memory_ls.core.store import MemoryFile
+from memory_ls.lsp.protocol import JsonText
 from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.targets import wait_for_names
 from memory_ls.lsp.text import client_column
@@ -65,7 +69,7 @@ def register(server: MemoryServer) -> None:
         types.TEXT_DOCUMENT_COMPLETION,
         types.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS, resolve_provider=True),
     )
-    async def completion(ls: MemoryServer, params: types.CompletionParams) -> Payload | None:
+    async def completion(ls: MemoryServer, params: types.CompletionParams) -> JsonText | None:
         document = ls.workspace.get_text_document(params.text_document.uri)
         lines = [line.rstrip("\r\n") for line in document.lines]
         at = document.position_from_client_units(params.position)
@@ -78,12 +82,14 @@ def register(server: MemoryServer) -> None:
             # rather than with an empty list (bounded: a slow disk cannot hang the editor).
             await wait_for_names(ls)
         client = _Client.of(ls)
-        if context.kind == "name" and (
-            client.resolves_documentation or _previews_known(ls, context.typed)
-        ):
+        inline = not client.resolves_documentation
+        found = _Found.of(ls.index, context.typed, inline) if context.kind == "name" else None
+        if found is not None and (client.resolves_documentation or found.previews is not None):
             # No file read: a few index lookups, cheaper than a thread hop.
-            return build_list(ls, context, line, params.position.line, client)
-        return await ls.in_store_thread(build_list, ls, context, line, params.position.line, client)
+            return build_list(ls, context, line, params.position.line, client, found)
+        return await ls.in_store_thread(
+            build_list, ls, context, line, params.position.line, client, found
+        )
 
     @server.feature(types.COMPLETION_ITEM_RESOLVE)
     async def resolve(ls: MemoryServer, item: types.CompletionItem) -> types.CompletionItem:
@@ -98,14 +104,29 @@ def register(server: MemoryServer) -> None:
         return item
 
 
-def _previews_known(ls: MemoryServer, typed: str) -> bool:
-    """Whether the inline previews a list for `typed` carries are in the preview cache."""
-    index = ls.index
-    first, _cut = index.complete_names(typed, None, INLINE_PREVIEWS)
-    return all(
-        found is not None and index.cached_metadata(found[0]) is not None
-        for found in index.winners(first)
-    )
+@dataclass(frozen=True)
+class _Found:
+    """The names a list offers, looked up once."""
+
+    chosen: list[str]
+    cut: bool  # more would match
+    winners: list[tuple[MemoryFile, int] | None]  # (memory, shadows) per name
+    # The first items' metadata for inline previews, where all of it is cached (else None).
+    previews: list[Metadata] | None
+
+    @classmethod
+    def of(cls, index: MemoryIndex, typed: str, inline: bool = True) -> _Found:
+        """Look up the names for `typed`, and (`inline`) the first ones' cached previews."""
+        chosen, cut = index.complete_names(typed, None, MAX_ITEMS)
+        winners = index.winners(chosen)
+        if not inline:
+            return cls(chosen, cut, winners, None)
+        previews = [
+            index.cached_metadata(winner[0]) if winner is not None else None
+            for winner in winners[:INLINE_PREVIEWS]
+        ]
+        cached = [known for known in previews if known is not None]
+        return cls(chosen, cut, winners, cached if len(cached) == len(previews) else None)
 
 
 def _entry_of(ls: MemoryServer, item: types.CompletionItem) -> Entry | None:
@@ -267,22 +288,15 @@ def rank(
     return chosen[:MAX_ITEMS], len(chosen) > MAX_ITEMS
 
 
-class Payload:
-    """A result already in its JSON shape, sent as it is.
-
-    pygls hands objects it does not know to json.dumps by their `__dict__` (cattrs passes
-    them through untouched). A hundred lsprotocol items, then cattrs turning them back
-    into dicts, cost several times the lookup that chose them: the list is built as JSON.
-    """
-
-    def __init__(self, **fields: Any) -> None:
-        self.__dict__.update(fields)
-
-
 def build_list(
-    ls: MemoryServer, context: Context, line: str, line_no: int, client: _Client
-) -> Payload:
-    """The completion list (a CompletionList in JSON) for a context."""
+    ls: MemoryServer,
+    context: Context,
+    line: str,
+    line_no: int,
+    client: _Client,
+    found: _Found | None = None,
+) -> JsonText:
+    """The completion list (a CompletionList, as JSON text) for a context."""
     index = ls.index
     if context.kind == "tag":
         edit = _EditMaker(ls, line, line_no, context, False, client.edit_range_default)
@@ -291,51 +305,52 @@ def build_list(
         edit = _EditMaker(
             ls, line, line_no, context, client.insert_replace, client.edit_range_default
         )
-        items, cut = _name_items(ls, index, context, edit, client)
+        items, cut = _name_items(
+            ls, index, context, edit, client, found or _Found.of(index, context.typed)
+        )
     # While the first scan runs the list is partial: make the client ask again.
-    fields: dict[str, Any] = {"isIncomplete": cut or not index.scanned, "items": items}
+    incomplete = "true" if cut or not index.scanned else "false"
     defaults = edit.defaults()
-    if defaults is not None:
-        fields["itemDefaults"] = defaults
-    return Payload(**fields)
+    shared = f',"itemDefaults":{defaults}' if defaults is not None else ""
+    return JsonText(f'{{"isIncomplete":{incomplete}{shared},"items":[{",".join(items)}]}}')
 
 
 def _name_items(
-    ls: MemoryServer, index: MemoryIndex, context: Context, edit: _EditMaker, client: _Client
-) -> tuple[list[dict[str, Any]], bool]:
+    ls: MemoryServer,
+    index: MemoryIndex,
+    context: Context,
+    edit: _EditMaker,
+    client: _Client,
+    found: _Found,
+) -> tuple[list[str], bool]:
     # Names are Serena's (`global/NAME` for global memories), so `global/ti` is a prefix
     # like any other.
     typed, scope = context.typed, None
-    chosen, cut = index.complete_names(typed, scope, MAX_ITEMS)
+    cut = found.cut
     folders = _FolderNames(ls)
-    items: list[dict[str, Any]] = []
+    items: list[str] = []
     if scope is None and _CAPS_TYPED.fullmatch(typed):
         for prefix, folder in _routing_prefixes(ls):
             if prefix.startswith(typed) and prefix != typed:
-                items.append(
-                    {
-                        "label": prefix,
-                        "kind": types.CompletionItemKind.Folder.value,
-                        "detail": f"routing prefix: new memories go to {folders.folder(folder)}",
-                        "sortText": f"0{len(items):04d}",
-                        "filterText": prefix,
-                    }
-                )
-                edit.add_to(items[-1], prefix, close=False)
-    winners = index.winners(chosen, scope)
+                fields = {
+                    "label": prefix,
+                    "kind": types.CompletionItemKind.Folder.value,
+                    "detail": f"routing prefix: new memories go to {folders.folder(folder)}",
+                    "sortText": f"0{len(items):04d}",
+                    "filterText": prefix,
+                }
+                items.append(_item(fields, edit.edit(prefix)))
+    winners = found.winners
     kind = types.CompletionItemKind.File.value
+    closing = edit.closing
     if edit.use_defaults and client.resolves_detail and client.resolves_documentation:
         # The usual case (VS Code's client): four fields an item, made in one go.
-        closing = edit.closing
         items.extend(
-            {
-                "label": winner[0].qualified,
-                "kind": kind,
-                "sortText": _SORT_TEXTS[position],
-                "textEditText": winner[0].qualified + closing,
-            }
+            f'{{"label":{_q(label)},"kind":{kind},"sortText":"{_SORT_TEXTS[position]}",'
+            f'"textEditText":{_q(label + closing)}}}'
             for position, winner in enumerate(winners)
             if winner is not None  # None: deleted since the list was made
+            for label in (winner[0].qualified,)
         )
         return items, cut
     details: dict[tuple[str, int], str] = {}  # one text per folder (and shadow count)
@@ -344,46 +359,52 @@ def _name_items(
             continue
         memory, shadows = winner
         label = memory.qualified
-        item = {"label": label, "kind": kind, "sortText": _SORT_TEXTS[position]}
-        edit.add_to(item, label, close=True)
+        item = (
+            f'{{"label":{_q(label)},"kind":{kind},"sortText":"{_SORT_TEXTS[position]}",'
+            f"{edit.edit(label + closing)}"
+        )
         if not client.resolves_detail:
             key = (memory.folder.path, shadows)
             detail = details.get(key)
             if detail is None:
-                detail = details[key] = _detail(folders, memory, shadows)
-            item["detail"] = detail
+                detail = details[key] = _q(_detail(folders, memory, shadows))
+            item += f',"detail":{detail}'
         if not client.resolves_documentation and position < INLINE_PREVIEWS:
-            documentation = _documentation(folders, index, memory)
-            item["documentation"] = {"kind": documentation.kind.value, "value": documentation.value}
-        items.append(item)
+            known = found.previews[position] if found.previews is not None else None
+            text = _documentation_text(folders, memory, known or index.metadata(memory))
+            item += f',"documentation":{{"kind":"markdown","value":{_q(text)}}}'
+        items.append(item + "}")
     return items, cut
 
 
-def _tag_items(
-    index: MemoryIndex, context: Context, edit: _EditMaker
-) -> tuple[list[dict[str, Any]], bool]:
+def _tag_items(index: MemoryIndex, context: Context, edit: _EditMaker) -> tuple[list[str], bool]:
     counts = index.tag_counts()
     candidates = sorted((t for t in counts if t not in context.existing), key=str.casefold)
     folded = context.typed.casefold()
     prefixed = [t for t in candidates if t.casefold().startswith(folded)]
     prefixed.sort(key=lambda tag: not tag.startswith(context.typed))
     chosen, cut = rank(context.typed, candidates, [t.casefold() for t in candidates], prefixed)
-    items: list[dict[str, Any]] = []
+    items: list[str] = []
     for position, tag in enumerate(chosen):
-        item = {
+        fields = {
             "label": tag,
             "kind": types.CompletionItemKind.Keyword.value,
             "detail": f"tag used by {counts[tag]} {'memory' if counts[tag] == 1 else 'memories'}",
             "sortText": f"{position:04d}",
             "filterText": tag,
         }
-        edit.add_to(item, context.lead + tag, close=False)
-        items.append(item)
+        items.append(_item(fields, edit.edit(context.lead + tag)))
     return items, cut
 
 
+def _item(fields: dict[str, Any], edit: str) -> str:
+    """An item's JSON text: its fields and its edit (a fragment made by _EditMaker)."""
+    return json.dumps(fields, separators=(",", ":"))[:-1] + "," + edit + "}"
+
+
 class _EditMaker:
-    """Text edits over the typed part, in the client's position units (as JSON)."""
+    """Text edits over the typed part, in the client's position units, as JSON fragments
+    (the ranges written once per list)."""
 
     def __init__(
         self,
@@ -399,29 +420,30 @@ class _EditMaker:
 
         self.closing = context.closing
         start = position(context.start)
-        self.insert = {"start": start, "end": position(context.cursor)}
-        self.replace = {"start": start, "end": position(context.word_end)}
+        insert = {"start": start, "end": position(context.cursor)}
+        replace = {"start": start, "end": position(context.word_end)}
         self.insert_replace = insert_replace and context.word_end != context.cursor
         self.use_defaults = use_defaults
+        compact = functools.partial(json.dumps, separators=(",", ":"))
+        self._insert = compact(insert)
+        self._both = f'"insert":{self._insert},"replace":{compact(replace)}'
 
-    def defaults(self) -> dict[str, Any] | None:
-        """The list's shared edit range, where the client takes one (itemDefaults)."""
+    def defaults(self) -> str | None:
+        """The list's shared edit range (itemDefaults, JSON), where the client takes one."""
         if not self.use_defaults:
             return None
         if self.insert_replace:
-            return {"editRange": {"insert": self.insert, "replace": self.replace}}
-        return {"editRange": self.insert}
+            return f'{{"editRange":{{{self._both}}}}}'
+        return f'{{"editRange":{self._insert}}}'
 
-    def add_to(self, item: dict[str, Any], text: str, close: bool) -> None:
-        """Give an item its edit: its own, or just its text over the list's shared range."""
-        new_text = text + self.closing if close else text
+    def edit(self, new_text: str) -> str:
+        """An item's edit (a JSON fragment): its own, or its text over the shared range."""
         if self.use_defaults:
             # Sent even when it equals the label: some clients take no text as none.
-            item["textEditText"] = new_text
-        elif self.insert_replace:
-            item["textEdit"] = {"newText": new_text, "insert": self.insert, "replace": self.replace}
-        else:
-            item["textEdit"] = {"range": self.insert, "newText": new_text}
+            return f'"textEditText":{_q(new_text)}'
+        if self.insert_replace:
+            return f'"textEdit":{{"newText":{_q(new_text)},{self._both}}}'
+        return f'"textEdit":{{"range":{self._insert},"newText":{_q(new_text)}}}'
 
 
 def _routing_prefixes(ls: MemoryServer) -> list[tuple[str, str]]:
@@ -469,7 +491,11 @@ def _detail(folders: _FolderNames, memory: MemoryFile, shadows: int) -> str:
 def _documentation(
     folders: _FolderNames, index: MemoryIndex, memory: MemoryFile
 ) -> types.MarkupContent:
-    metadata = index.metadata(memory)
+    text = _documentation_text(folders, memory, index.metadata(memory))
+    return types.MarkupContent(kind=types.MarkupKind.Markdown, value=text)
+
+
+def _documentation_text(folders: _FolderNames, memory: MemoryFile, metadata: Metadata) -> str:
     facts = [f"**{memory.qualified}** · {memory.scope} · `{folders.file(memory)}`"]
     if metadata.tags:
         facts.append("tags: " + ", ".join(metadata.tags))
@@ -478,4 +504,4 @@ def _documentation(
     text = "  \n".join(facts)
     if metadata.preview:
         text += "\n\n---\n\n" + metadata.preview
-    return types.MarkupContent(kind=types.MarkupKind.Markdown, value=text)
+    return text

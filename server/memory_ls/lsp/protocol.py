@@ -14,7 +14,11 @@ the same for every instance: the kind is decided once per class.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
+import inspect
+import json
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +29,10 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import RPCError, RPCNotification, RPCRequest, RPCResponse
 
 INVALID_PARAMS = -32602
+
+logger = logging.getLogger(__name__)
+# Writes under way on an asynchronous transport, kept until done (asyncio holds tasks weakly).
+_WRITES: set[asyncio.Future[Any]] = set()
 
 
 class RawJson:
@@ -39,6 +47,19 @@ class RawJson:
 
     def __init__(self, value: Any) -> None:
         self.value = value
+
+
+class JsonText:
+    """A result already written as JSON text (a completion list), sent as it is.
+
+    Fifty completion items as dicts cost json.dumps four times what writing their JSON
+    with the shared parts made once does (nested objects, the same edit range each time).
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
 
 
 @dataclass(frozen=True)
@@ -57,6 +78,29 @@ class MemoryProtocol(LanguageServerProtocol):
         if isinstance(data, RawJson):
             return data.value
         return super()._serialize_message(data)
+
+    def _send_data(self, data: Any) -> None:
+        """Send a message; a response whose result is JsonText with that text as it is."""
+        result = getattr(data, "result", None)
+        if not isinstance(result, JsonText) or self.writer is None:
+            super()._send_data(data)
+            return
+        # ASCII only (json.dumps' default, kept by JsonText's makers): characters are bytes.
+        body = f'{{"id":{json.dumps(data.id)},"jsonrpc":"2.0","result":{result.text}}}'
+        if self._include_headers:
+            body = (
+                f"Content-Length: {len(body)}\r\n"
+                f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n{body}"
+            )
+        try:
+            written = self.writer.write(body.encode(self.CHARSET))
+            if inspect.isawaitable(written):  # an asynchronous transport (TCP)
+                task = asyncio.ensure_future(written)
+                _WRITES.add(task)
+                task.add_done_callback(_WRITES.discard)
+        except BrokenPipeError:
+            logger.exception("Error sending data. BrokenPipeError", exc_info=True)
+            raise
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         """Structure a message; one that does not fit its type becomes `Unreadable`."""
