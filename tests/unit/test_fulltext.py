@@ -363,3 +363,59 @@ def test_many_matches_come_best_first_names_holding_the_query_on_top(ws: Workspa
         assert all(1 <= s < 2 for s in scores[:8]) and all(0 < s <= 1 for s in scores[8:])
         # Among the others, more mentions in a shorter text rank higher.
         assert results[8]["name"] == "note_13" and results[-1]["name"] == "note_77"
+
+
+def test_many_files_are_stated_in_two_processes_with_the_same_result(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = [ws.write(ws.primary / f"n{number}.md", "x" * number) for number in range(40)]
+    (ws.primary / "dir.md").mkdir()
+    paths = [str(path) for path in files] + [str(ws.primary / "dir.md"), str(ws.tmp / "gone.md")]
+    serial = fulltext.stat_files(paths)
+    assert serial[-2:] == [None, None] and serial[3] == (files[3].stat().st_mtime_ns, 3)
+    forks: list[int] = []
+    real_fork = os.fork
+
+    def counted_fork() -> int:
+        forks.append(1)
+        return real_fork()
+
+    monkeypatch.setattr(fulltext, "PARALLEL_STAT_FILES", 2)
+    monkeypatch.setattr(fulltext, "_may_fork", lambda: True)
+    monkeypatch.setattr(os, "fork", counted_fork)
+    assert fulltext.stat_files(paths) == serial
+    assert forks == [1], "the second half was stated by a child process"
+    # A child that fails costs time, not results.
+    monkeypatch.setattr(fulltext.marshal, "dumps", lambda value: b"\x00broken")
+    assert fulltext.stat_files(paths) == serial
+
+
+def test_a_new_process_reads_the_manifest_and_sees_changes_made_after_it(
+    ws: Workspace,
+) -> None:
+    store = _store(ws)
+    first = SearchIndex(store.config, live=False)
+    assert Store(store.config, first).search("expiry")["results"]
+
+    def manifest() -> Any:
+        with sqlite3.connect(first.path) as db:
+            row = db.execute("SELECT data FROM manifest").fetchone()
+        return row[0] if row else None
+
+    assert manifest() is not None, "a sync that changed the index writes its manifest"
+    # A live process (an editor) indexes a change: the manifest no longer says what the
+    # index holds, and goes.
+    created = ws.write(ws.primary / "created.md", "an expiry note\n")
+    live = SearchIndex(store.config, live=True)
+    live.apply([str(created)])
+    assert manifest() is None
+    searching = Store(store.config, SearchIndex(store.config, live=False))
+    assert _names(searching.search("expiry")["results"]) == {"FEATURE_tokens", "created"}
+    assert manifest() is not None
+    # A manifest that cannot be read is passed over: the rows are read instead.
+    with sqlite3.connect(first.path) as db:
+        db.execute("UPDATE manifest SET data = x'00ff'")
+    tokens = ws.root / "team" / "feature" / "FEATURE_tokens.md"
+    _touch_later(tokens, tokens.read_text().replace("expiry", "timeout"))
+    searching = Store(store.config, SearchIndex(store.config, live=False))
+    assert _names(searching.search("expiry")["results"]) == {"created"}
