@@ -477,7 +477,9 @@ class SearchIndex:
             self._apply_batches(
                 [(key, folders[key[0]].file_for(key[1])) for key in sorted(differing)]
             )
-            if differing or not listed:
+            # For new processes (the CLI, MCP). Not from a live index: the editor's next
+            # change removes it again, and making it holds every row in memory at once.
+            if not self.live and (differing or not listed):
                 with self._lock:
                     self._write_manifest()
         except IndexUnusable:
