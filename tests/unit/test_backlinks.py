@@ -13,7 +13,7 @@ from pygls.uris import from_fs_path
 from test_index import fresh, make_config, write
 
 from memory_ls.core import index as index_module
-from memory_ls.core.backlinks import SERENA_MARK, link_keys, serena_key
+from memory_ls.core.backlinks import SERENA_MARK, LinkIndex, link_keys, serena_key
 from memory_ls.core.index import MemoryIndex
 from memory_ls.core.navigation import LargeFileReferences, texts_with_references
 from memory_ls.core.references import find_references, serena_mem_references
@@ -190,3 +190,19 @@ def test_large_files_are_parsed_once_while_unchanged(tmp_path: Path) -> None:
 )
 def test_file_uris_are_what_pygls_makes(path: str) -> None:
     assert file_uri(path) == from_fs_path(path)
+
+
+def test_the_link_index_keeps_one_holder_and_many_alike() -> None:
+    links = LinkIndex()
+    links.add("/a.md", ["x", "y"])
+    assert (links.sources("x"), links.count("x")) == (["/a.md"], 1)
+    links.add("/b.md", ["x"])
+    links.add("/c.md", ["x"])
+    assert (sorted(links.sources("x")), links.count("x")) == (["/a.md", "/b.md", "/c.md"], 3)
+    links.remove("/b.md", ["x"])
+    links.remove("/c.md", ["x"])
+    assert (links.sources("x"), links.count("x")) == (["/a.md"], 1)
+    links.remove("/elsewhere.md", ["x", "y", "z"])  # not a holder: nothing changes
+    assert links.sources("y") == ["/a.md"]
+    links.remove("/a.md", ["x", "y"])
+    assert (links.sources("x"), links.count("y")) == ([], 0)

@@ -469,14 +469,17 @@ class SearchIndex:
                         self._connect().execute("SELECT folder, name, mtime_ns, size FROM files")
                     )
             # Sets compared in C: a store of 100,000 memories is checked in milliseconds.
-            differing = {(rank, name) for rank, name, _m, _s in on_disk ^ indexed}
-            del indexed
+            differing = sorted({(rank, name) for rank, name, _m, _s in on_disk ^ indexed})
+            # Gone before the long part: at 100,000 memories these are tens of MB, which,
+            # freed only at the end, a server running meanwhile never gets back.
+            del indexed, on_disk
             folders = self.config.folders
             # Batch by batch, the lock let go in between: file events and searches (which
             # read the files meanwhile) do not wait for a whole first indexing.
-            self._apply_batches(
-                [(key, folders[key[0]].file_for(key[1])) for key in sorted(differing)]
-            )
+            for start in range(0, len(differing), BATCH_FILES):
+                batch = differing[start : start + BATCH_FILES]
+                with self._lock:
+                    self._apply_now([(key, folders[key[0]].file_for(key[1])) for key in batch])
             # For new processes (the CLI, MCP). Not from a live index: the editor's next
             # change removes it again, and making it holds every row in memory at once.
             if not self.live and (differing or not listed):
