@@ -47,8 +47,10 @@ class DiskDiagnostics(Generic[Report]):
         self._serial = 0
         self.clean_id = f"{self._token}:0"
         self._reports: dict[str, tuple[str, Report]] = {}  # only files with problems
-        # Path -> the names its references look up (only files with references).
-        self._refers: dict[str, frozenset[str]] = {}
+        # Path -> the names its references look up (only files with references), each
+        # once: a tuple of interned strings, as the link index keeps them (a frozenset of
+        # three names costs 216 bytes, 20 MB at 100,000 memories).
+        self._refers: dict[str, tuple[str, ...]] = {}
         self.complete = False  # every file has been checked once
 
     # ----- queries -------------------------------------------------------------------
@@ -146,7 +148,7 @@ class DiskDiagnostics(Generic[Report]):
                 ),
                 config.severities,
             )
-            looked_up = frozenset(sys.intern(ref.target) for ref in refs)
+            looked_up = tuple(dict.fromkeys(sys.intern(ref.target) for ref in refs))
             report = self._convert(path, found, text) if found else None
             with self._lock:
                 if looked_up:

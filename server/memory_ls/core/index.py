@@ -22,6 +22,7 @@ import operator
 import os
 import re
 import stat
+import sys
 import tempfile
 import threading
 import time
@@ -170,7 +171,8 @@ def _read_file(path: str) -> tuple[Metadata, tuple[str, ...]]:
         return Metadata(), ()
     doc = parse_document(text)
     metadata = Metadata(
-        tags=tuple(doc.tags),
+        # A store uses a few tags many times: one string each, not one per mention.
+        tags=tuple(sys.intern(tag) for tag in doc.tags),
         updated_at=iso(doc.metadata.get("updated_at")),
         preview=make_preview(doc.body),
         size=len(text.encode("utf-8")),
@@ -229,7 +231,7 @@ class _SortedNames:
         at, present = self._position(name)
         if present:
             return
-        self.folded.insert(at, name.casefold())
+        self.folded.insert(at, _folded(name))
         self.names.insert(at, name)
         bisect.insort(self.exact, name)
         if self._fuzzy is not None:
@@ -359,6 +361,13 @@ def _combined(updates: Iterable[Update]) -> Update:
     return Update(tuple(added), tuple(removed), tuple(modified), tuple(paths))
 
 
+def _folded(name: str) -> str:
+    """A name casefolded, as the name itself where that changes nothing (most names are
+    lowercase already: one string, not two, per memory)."""
+    folded = name.casefold()
+    return name if folded == name else folded
+
+
 def _match_start(match: re.Match[str] | None) -> int:
     return -1 if match is None else match.start()
 
@@ -397,7 +406,9 @@ class MemoryIndex:
         # The directories that hold (or held) indexed files: a deleted path that is none
         # of them, nor above one, had nothing indexed under it (no walk over every file).
         self._directories: set[str] = set()
-        self._by_name: dict[str, list[MemoryFile]] = {}  # valid names, in lookup order
+        # Valid names -> their files in lookup order: the file itself when it is the only
+        # one, as nearly every name has (a list each costs 10 MB at 100,000 memories).
+        self._by_name: dict[str, MemoryFile | list[MemoryFile]] = {}
         # Names per scope: every name sorted; per scope, the set of names and (built on
         # first use, then kept current) the scope's own sorted names.
         self._views: dict[str | None, _SortedNames | None] = {
@@ -446,15 +457,21 @@ class MemoryIndex:
 
     def _scan(self) -> int:
         found = Store(self.config).scan()
-        by_name: dict[str, list[MemoryFile]] = {}
+        by_name: dict[str, MemoryFile | list[MemoryFile]] = {}
         in_scope: dict[str, set[str]] = {"project": set(), "global": set()}
         for memory in found:  # folder by folder in lookup order, so each list is ranked
             if memory.valid:
                 # Keyed by Serena's name: `x` and `global/x` are two memories.
                 qualified = memory.qualified
-                by_name.setdefault(qualified, []).append(memory)
+                held = by_name.get(qualified)
+                if held is None:
+                    by_name[qualified] = memory
+                elif isinstance(held, MemoryFile):
+                    by_name[qualified] = [held, memory]
+                else:
+                    held.append(memory)
                 in_scope[memory.folder.scope].add(qualified)
-        every = _SortedNames(sorted((name.casefold(), name) for name in by_name))
+        every = _SortedNames(sorted((_folded(name), name) for name in by_name))
         with self._lock:
             self._files = {memory.path: (memory, None) for memory in found}
             self._directories = {os.path.dirname(path) for path in self._files}
@@ -462,7 +479,10 @@ class MemoryIndex:
             self._in_scope = in_scope
             self._views = {None: every, "project": None, "global": None}
             self._shadowed = {
-                hidden.path: files[0] for files in by_name.values() for hidden in files[1:]
+                hidden.path: held[0]
+                for held in by_name.values()
+                if isinstance(held, list)
+                for hidden in held[1:]
             }
             self._facts = {p: f for p, f in self._facts.items() if p in self._files}
             self._links.clear()
@@ -559,10 +579,8 @@ class MemoryIndex:
         if known is not None:
             return Update(modified=(name,), paths=(memory.path,))
         if memory.valid:
-            files = self._by_name.setdefault(name, [])
-            before = list(files)
-            files.append(memory)
-            files.sort(key=self._rank)
+            before = self._named(name)
+            self._set_named(name, sorted((*before, memory), key=self._rank))
             self._name_changed(name, before)
         return Update(added=(name,), paths=(memory.path,))
 
@@ -581,20 +599,31 @@ class MemoryIndex:
             self._previews.pop(path, None)
             name = memory.qualified
             removed.append(name)
-            files = self._by_name.get(name)
-            if files is not None:
-                before = list(files)
-                files[:] = [f for f in files if f.path != path]
-                if not files:
-                    del self._by_name[name]
+            before = self._named(name)
+            if before:
+                self._set_named(name, [f for f in before if f.path != path])
                 self._name_changed(name, before)
         if removed:
             self._generation += 1
         return Update(removed=tuple(removed), paths=tuple(gone))
 
-    def _name_changed(self, name: str, before: list[MemoryFile]) -> None:
+    def _named(self, name: str) -> Sequence[MemoryFile]:
+        """The files of a valid name, in lookup order (lock held)."""
+        held = self._by_name.get(name)
+        if held is None:
+            return ()
+        return (held,) if isinstance(held, MemoryFile) else tuple(held)
+
+    def _set_named(self, name: str, files: Sequence[MemoryFile]) -> None:
+        """Record the files of a valid name, in lookup order (lock held)."""
+        if not files:
+            self._by_name.pop(name, None)
+        else:
+            self._by_name[name] = files[0] if len(files) == 1 else list(files)
+
+    def _name_changed(self, name: str, before: Sequence[MemoryFile]) -> None:
         """Bring the views, scopes and shadows of one name up to date (lock held)."""
-        after = self._by_name.get(name, [])
+        after = self._named(name)
         for hidden in before[1:]:
             self._shadowed.pop(hidden.path, None)
         for hidden in after[1:]:
@@ -634,7 +663,7 @@ class MemoryIndex:
         """The memory a name (Serena's: `global/NAME` for a global one) resolves to, with
         what it shadows (lookup order, SPEC 2.3)."""
         with self._lock:
-            files = [f for f in self._by_name.get(name, ()) if scope is None or f.scope == scope]
+            files = [f for f in self._named(name) if scope is None or f.scope == scope]
         return Entry(files[0], tuple(files[1:])) if files else None
 
     def winners(
@@ -645,7 +674,7 @@ class MemoryIndex:
         found: list[tuple[MemoryFile, int] | None] = []
         with self._lock:
             for name in names:
-                files = self._by_name.get(name, ())
+                files = self._named(name)
                 if scope is not None:
                     files = [f for f in files if f.scope == scope]
                 found.append((files[0], len(files) - 1) if files else None)
@@ -931,7 +960,9 @@ class MemoryIndex:
         with self._lock:
             key = (self._generation, self._facts_generation)
             known = self._tag_counts
-            winners = [files[0] for files in self._by_name.values()]
+            winners = [
+                held if isinstance(held, MemoryFile) else held[0] for held in self._by_name.values()
+            ]
         if known is not None and (
             known[0] == key
             # While the first indexing runs facts change all the time: recount now and then.
@@ -963,9 +994,8 @@ def _load_facts(path: str) -> dict[str, _Facts]:
                 file, mtime_ns, size, tags, updated_at, length, links = json.loads(line)
                 if isinstance(file, str) and isinstance(tags, list):
                     known = tuple(links) if isinstance(links, list) else None
-                    found[file] = _Facts(
-                        Stamp(mtime_ns, size), tuple(tags), updated_at, length, known
-                    )
+                    shared = tuple(sys.intern(tag) for tag in tags)
+                    found[file] = _Facts(Stamp(mtime_ns, size), shared, updated_at, length, known)
     except (OSError, ValueError, TypeError):
         return {}
     return found
