@@ -340,7 +340,7 @@ def test_the_walk_finds_what_the_store_scan_finds(ws: Workspace) -> None:
     os.symlink(ws.primary, ws.primary / "topic" / "loop")
     ws.write(ws.root / "team" / "feature" / "FEATURE_x.md", "x")
     index = SearchIndex(store.config, live=False)
-    walked = {(rank, name) for rank, name, _mtime, _size in index.walk()}
+    walked = {(rank, name) for rank, name, _mtime, _size in index.walk().rows()}
     folders = store.config.folders
     scanned = {(folders.index(m.folder), m.name) for m in store.scan()}
     assert walked == scanned
@@ -372,7 +372,8 @@ def test_many_files_are_stated_in_two_processes_with_the_same_result(
     (ws.primary / "dir.md").mkdir()
     paths = [str(path) for path in files] + [str(ws.primary / "dir.md"), str(ws.tmp / "gone.md")]
     serial = fulltext.stat_files(paths)
-    assert serial[-2:] == [None, None] and serial[3] == (files[3].stat().st_mtime_ns, 3)
+    assert list(serial[1][-2:]) == [-1, -1] and list(serial[0][-2:]) == [0, 0]
+    assert (serial[0][3], serial[1][3]) == (files[3].stat().st_mtime_ns, 3)
     forks: list[int] = []
     real_fork = os.fork
 
@@ -421,3 +422,66 @@ def test_a_new_process_reads_the_manifest_and_sees_changes_made_after_it(
     _touch_later(tokens, tokens.read_text().replace("expiry", "timeout"))
     searching = Store(store.config, SearchIndex(store.config, live=False))
     assert _names(searching.search("expiry")["results"]) == {"created"}
+
+
+def test_an_unchanged_store_is_recognised_from_the_manifest_alone(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _store(ws)
+    assert _indexed(store).search("expiry")["results"]  # builds the index and its manifest
+
+    def no_rows(self: fulltext.Listing) -> set[tuple[int, str, int, int]]:
+        raise AssertionError("rows compared one by one")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(fulltext.Listing, "rows", no_rows)
+        index = SearchIndex(store.config, live=False)
+        assert index.sync()
+        assert _names(Store(store.config, index).search("expiry")["results"]) == {"FEATURE_tokens"}
+    # An edit in place (same size, later mtime) is a change: the slow comparison finds it.
+    tokens = ws.root / "team" / "feature" / "FEATURE_tokens.md"
+    _touch_later(tokens, tokens.read_text().replace("expiry", "timeout"))
+    assert not _indexed(store).search("expiry")["results"]
+    assert _names(_indexed(store).search("timeout")["results"]) == {"FEATURE_tokens"}
+
+
+def test_the_manifest_is_written_only_when_the_index_holds_what_the_walk_found(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _store(ws)
+    index = SearchIndex(store.config, live=False)
+    assert index.sync()
+    before = index.walk()
+    created = ws.write(ws.primary / "created.md", "an expiry note\n")
+    plain = ws.primary / "plain.md"
+    _touch_later(plain, plain.read_text() + "edited after the walk\n")
+    # The walk saw `created`; the edit to `plain` came after it, and indexing sees it.
+    seen = index.walk()
+    stale = fulltext.Listing(
+        seen.ranks,
+        seen.names,
+        fulltext.array.array(
+            "q",
+            [
+                m if n != "plain" else before.mtimes[before.names.index("plain")]
+                for n, m in zip(seen.names, seen.mtimes, strict=True)
+            ],
+        ),
+        seen.sizes,
+    )
+    monkeypatch.setattr(SearchIndex, "walk", lambda self: stale)
+    fresh = SearchIndex(store.config, live=False)
+    assert fresh.sync()
+    with sqlite3.connect(fresh.path) as db:
+        assert db.execute("SELECT data FROM manifest").fetchone() is None
+        mtime = db.execute("SELECT mtime_ns FROM files WHERE name = 'plain'").fetchone()[0]
+    assert mtime == plain.stat().st_mtime_ns, "indexed as the disk has it, not as walked"
+    monkeypatch.undo()
+    again = SearchIndex(store.config, live=False)
+    assert _names(Store(store.config, again).search("expiry")["results"]) == {
+        "FEATURE_tokens",
+        "created",
+    }
+    with sqlite3.connect(again.path) as db:
+        assert db.execute("SELECT data FROM manifest").fetchone() is not None
+    assert created.exists()

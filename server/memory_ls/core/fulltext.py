@@ -16,6 +16,7 @@ caller gets None and searches by reading every memory, with the same query seman
 
 from __future__ import annotations
 
+import array
 import contextlib
 import functools
 import hashlib
@@ -69,6 +70,8 @@ PARALLEL_STAT_FILES = 20_000
 # A search re-reads stale memories it was about to return and asks again, this often.
 STALE_RETRIES = 3
 SNIPPET_WIDTH = 160
+# Arrays are packed in this machine's byte order: a manifest from another never matches.
+MANIFEST_FORMAT = f"listing-1-{sys.byteorder}"
 _TOKEN = re.compile(r"[^\W_]+")
 _QUERY_PART = re.compile(r'"([^"]*)"?(\*?)|(\S+)')
 
@@ -84,9 +87,10 @@ _SCHEMA = (
     "CREATE TABLE bodies(id INTEGER PRIMARY KEY, data BLOB NOT NULL)",
     f"CREATE VIRTUAL TABLE fts USING fts5(name, body, content='', tokenize='{TOKENIZER}')",
 )
-# What `files` holds, in one value (marshal of the set `walk` makes): a new process reads
-# it in a tenth of the time that reading the rows takes. Any change to `files` removes it
-# (the triggers); the next sync that finds it missing writes it again.
+# What `files` holds, in one value: the `Listing` of the walk that found the files as
+# indexed (marshal of MANIFEST_FORMAT and `Listing.packed`). A new process whose walk
+# packs the same knows that nothing changed without a single object per file. Any change
+# to `files` removes it (the triggers); the next sync that finds it missing writes it.
 _MANIFEST_SCHEMA = (
     "CREATE TABLE IF NOT EXISTS manifest(id INTEGER PRIMARY KEY CHECK (id = 0), data BLOB)",
     *(
@@ -346,6 +350,59 @@ def fts5_available() -> bool:
     return True
 
 
+# A listing as the manifest keeps it: ranks, names joined by NUL (no file name holds
+# one), mtimes and sizes, the numbers as packed arrays.
+Packed = tuple[bytes, str, bytes, bytes]
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The memory files a walk found, in the walk's order, with their stamps."""
+
+    ranks: array.array[int]  # the position of each file's folder in the configuration
+    names: list[str]  # each file's name in its folder
+    mtimes: array.array[int]
+    sizes: array.array[int]  # -1: not a regular file (gone, say) when it was stated
+
+    def rows(self) -> set[tuple[int, str, int, int]]:
+        """(folder, name, mtime, size) of each file, as the index's `files` has them."""
+        return {
+            (rank, name, mtime, size)
+            for rank, name, mtime, size in zip(
+                self.ranks, self.names, self.mtimes, self.sizes, strict=True
+            )
+            if size >= 0
+        }
+
+    def packed(self) -> Packed:
+        """The listing in a few values that compare in C (the same files in the same
+        order with the same stamps pack the same)."""
+        joined = "\0".join(self.names)
+        return self.ranks.tobytes(), joined, self.mtimes.tobytes(), self.sizes.tobytes()
+
+    @staticmethod
+    def unpacked(packed: Packed) -> Listing:
+        """The listing `packed` was made of (one that `_well_formed` accepts)."""
+        ranks, mtimes, sizes = array.array("i"), array.array("q"), array.array("q")
+        ranks.frombytes(packed[0])
+        mtimes.frombytes(packed[2])
+        sizes.frombytes(packed[3])
+        names = packed[1].split("\0") if packed[1] else []
+        return Listing(ranks, names, mtimes, sizes)
+
+
+def _well_formed(packed: tuple[object, ...]) -> bool:
+    """Whether a packed listing has a rank, a name, an mtime and a size for each file."""
+    ranks, joined, mtimes, sizes = packed
+    if not (isinstance(ranks, bytes) and isinstance(joined, str)):
+        return False
+    if not (isinstance(mtimes, bytes) and isinstance(sizes, bytes)):
+        return False
+    count = joined.count("\0") + 1 if joined else 0
+    width = array.array("i").itemsize
+    return len(ranks) == width * count and len(mtimes) == len(sizes) == 8 * count
+
+
 class IndexUnusable(Exception):
     """The index cannot answer now (missing FTS5, a broken, locked or unwritable cache)."""
 
@@ -451,23 +508,28 @@ class SearchIndex:
         Returns whether it now matches (False: it could not be written; searches read
         the files instead until it does).
         """
-        if memories is None:
-            on_disk = self.walk()
-        else:
-            on_disk = set()
-            known = stamps or {}
-            for memory in memories:
-                stamp = known.get(memory.path) or _stamp(memory.path)
-                if stamp is not None:
-                    on_disk.add((self._ranks[memory.folder.path], memory.name, *stamp))
+        listing = self.walk() if memories is None else None
         try:
             with self._lock:
-                indexed = self._manifest()
-                listed = indexed is not None
-                if indexed is None:
+                manifest = self._manifest()
+                if listing is not None and manifest == listing.packed():
+                    self._complete = True  # nothing changed since the manifest was written
+                    return True
+                if manifest is not None:
+                    indexed = Listing.unpacked(manifest).rows()
+                else:
                     indexed = set(
                         self._connect().execute("SELECT folder, name, mtime_ns, size FROM files")
                     )
+            if listing is not None:
+                on_disk = listing.rows()
+            else:
+                on_disk = set()
+                known = stamps or {}
+                for memory in memories or ():
+                    stamp = known.get(memory.path) or _stamp(memory.path)
+                    if stamp is not None:
+                        on_disk.add((self._ranks[memory.folder.path], memory.name, *stamp))
             # Sets compared in C: a store of 100,000 memories is checked in milliseconds.
             differing = sorted({(rank, name) for rank, name, _m, _s in on_disk ^ indexed})
             # Gone before the long part: at 100,000 memories these are tens of MB, which,
@@ -480,11 +542,11 @@ class SearchIndex:
                 batch = differing[start : start + BATCH_FILES]
                 with self._lock:
                     self._apply_now([(key, folders[key[0]].file_for(key[1])) for key in batch])
-            # For new processes (the CLI, MCP). Not from a live index: the editor's next
-            # change removes it again, and making it holds every row in memory at once.
-            if not self.live and (differing or not listed):
+            # For new processes (the CLI, MCP), from their walk. Not from a live index: the
+            # editor's next change removes it again.
+            if listing is not None:
                 with self._lock:
-                    self._write_manifest()
+                    self._write_manifest(listing, checked=not differing)
         except IndexUnusable:
             return False
         except sqlite3.Error as exc:
@@ -494,39 +556,48 @@ class SearchIndex:
             self._complete = True
         return True
 
-    def _manifest(self) -> set[tuple[int, str, int, int]] | None:
-        """The (folder, name, mtime, size) rows of `files` from the manifest; None when
-        there is none (lock held)."""
+    def _manifest(self) -> Packed | None:
+        """The packed listing of what `files` holds; None when there is none or it is not
+        one this process can read (lock held)."""
         row = self._connect().execute("SELECT data FROM manifest WHERE id = 0").fetchone()
         if row is None or row[0] is None:
             return None
         try:
-            rows = marshal.loads(row[0])
+            value = marshal.loads(row[0])
         except (EOFError, ValueError, TypeError):  # written by another Python, say
             return None
-        return rows if isinstance(rows, set) else None
+        if not (isinstance(value, tuple) and len(value) == 5 and value[0] == MANIFEST_FORMAT):
+            return None
+        packed: Packed = value[1:]
+        return packed if _well_formed(packed) else None
 
-    def _write_manifest(self) -> None:
-        """Write the manifest of `files` as it is, in one transaction (lock held)."""
+    def _write_manifest(self, listing: Listing, checked: bool) -> None:
+        """Record that `files` holds what `listing` found, in one transaction (lock held);
+        unless `checked`, only if it does (a file changed since the walk, or one that could
+        not be read, is left for the next sync to see)."""
         db = self._connect()
         db.execute("BEGIN IMMEDIATE")
         try:
-            rows = set(db.execute("SELECT folder, name, mtime_ns, size FROM files"))
-            db.execute("INSERT OR REPLACE INTO manifest VALUES (0, ?)", (marshal.dumps(rows),))
+            if checked or listing.rows() == set(
+                db.execute("SELECT folder, name, mtime_ns, size FROM files")
+            ):
+                value = marshal.dumps((MANIFEST_FORMAT, *listing.packed()))
+                db.execute("INSERT OR REPLACE INTO manifest VALUES (0, ?)", (value,))
             db.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
                 db.execute("ROLLBACK")
             raise
 
-    def walk(self) -> set[tuple[int, str, int, int]]:
-        """(folder, name, mtime, size) of every memory file, by `store.scan_folder`'s rules.
+    def walk(self) -> Listing:
+        """Every memory file with its stamp, by `store.scan_folder`'s rules.
 
         A leaner walk than the store's scan (no objects per file): what a search from a
         new process spends most of its time on, most of it in one stat per file (to see
         files edited in place), which `stat_files` shares between two processes.
         """
-        listed: list[tuple[int, str]] = []
+        ranks: list[int] = []
+        names: list[str] = []
         paths: list[str] = []
         folders = self.config.folders
         roots = {folder.path for folder in folders}
@@ -566,13 +637,11 @@ class SearchIndex:
                     memory = f"{prefix}{name[:-3]}"
                     if ignored is not None and ignored(qualify(memory)):
                         continue
-                    listed.append((rank, memory))
+                    ranks.append(rank)
+                    names.append(memory)
                     paths.append(entry.path)
-        return {
-            (rank, memory, *stamp)
-            for (rank, memory), stamp in zip(listed, stat_files(paths), strict=True)
-            if stamp is not None
-        }
+        mtimes, sizes = stat_files(paths)
+        return Listing(array.array("i", ranks), names, mtimes, sizes)
 
     def apply(self, paths: Iterable[str]) -> None:
         """Bring these paths (files that changed, appeared or went) up to date in the index."""
@@ -775,9 +844,9 @@ def _tag_text(tags: Iterable[str]) -> str:
     return "\n" + "".join(tag.replace("\n", " ") + "\n" for tag in tags)
 
 
-def stat_files(paths: Sequence[str]) -> list[tuple[int, int] | None]:
-    """(mtime, size) of each path that is a regular file (links followed, as a read
-    follows them), else None; many paths in two processes at once.
+def stat_files(paths: Sequence[str]) -> tuple[array.array[int], array.array[int]]:
+    """The mtime and size of each path that is a regular file (links followed, as a read
+    follows them), else 0 and -1; many paths in two processes at once.
 
     One stat costs a few microseconds of system time, and threads do not help (each holds
     the GIL around a call that short); a forked child stats the second half meanwhile.
@@ -800,7 +869,8 @@ def stat_files(paths: Sequence[str]) -> list[tuple[int, int] | None]:
         status = 1
         try:
             os.close(reader)
-            unsent = memoryview(marshal.dumps(_stat_each(paths[half:])))
+            mtimes, sizes = _stat_each(paths[half:])
+            unsent = memoryview(marshal.dumps((mtimes.tobytes(), sizes.tobytes())))
             while unsent:
                 unsent = unsent[os.write(writer, unsent) :]
             status = 0
@@ -816,10 +886,20 @@ def stat_files(paths: Sequence[str]) -> list[tuple[int, int] | None]:
     second = None
     if status == 0:
         with contextlib.suppress(EOFError, ValueError, TypeError):
-            second = marshal.loads(received)
-    if not isinstance(second, list) or len(second) != len(paths) - half:
+            second = _stamp_arrays(marshal.loads(received), len(paths) - half)
+    if second is None:
         second = _stat_each(paths[half:])  # the child failed: nothing lost but time
-    return first + second
+    return first[0] + second[0], first[1] + second[1]
+
+
+def _stamp_arrays(value: object, count: int) -> tuple[array.array[int], array.array[int]] | None:
+    """The two arrays a child sent, if they are what it was asked for."""
+    if not (isinstance(value, tuple) and len(value) == 2):
+        return None
+    mtimes, sizes = array.array("q"), array.array("q")
+    mtimes.frombytes(value[0])
+    sizes.frombytes(value[1])
+    return (mtimes, sizes) if len(mtimes) == len(sizes) == count else None
 
 
 def _may_fork() -> bool:
@@ -827,17 +907,20 @@ def _may_fork() -> bool:
     return sys.platform == "linux" and (os.cpu_count() or 1) > 1 and threading.active_count() == 1
 
 
-def _stat_each(paths: Sequence[str]) -> list[tuple[int, int] | None]:
-    found: list[tuple[int, int] | None] = []
+def _stat_each(paths: Sequence[str]) -> tuple[array.array[int], array.array[int]]:
+    mtimes: list[int] = []
+    sizes: list[int] = []
     for path in paths:
         try:
             info = os.stat(path)
         except OSError:
-            found.append(None)
+            mtimes.append(0)
+            sizes.append(-1)
             continue
         regular = info.st_mode & 0o170000 == stat.S_IFREG
-        found.append((info.st_mtime_ns, info.st_size) if regular else None)
-    return found
+        mtimes.append(info.st_mtime_ns if regular else 0)
+        sizes.append(info.st_size if regular else -1)
+    return array.array("q", mtimes), array.array("q", sizes)
 
 
 def _stamp(path: str) -> tuple[int, int] | None:
