@@ -10,6 +10,7 @@ over-wide key costs a read, never a wrong answer.
 
 from __future__ import annotations
 
+import operator
 import re
 import sys
 from collections.abc import Iterable, Sequence
@@ -56,10 +57,13 @@ class LinkIndex:
         self._sources: dict[str, str | list[str]] = {}
 
     def add(self, path: str, keys: Sequence[str]) -> tuple[str, ...]:
-        """Record that `path` holds `keys`; return the keys as the shared strings to keep."""
+        """Record that `path` holds `keys`; return the keys as the shared strings to keep
+        (`keys` itself when it is a tuple of them already)."""
         if not keys:
             return ()
-        shared = tuple(sys.intern(key) for key in keys)
+        shared = tuple(map(sys.intern, keys))
+        if isinstance(keys, tuple) and all(map(operator.is_, shared, keys)):
+            shared = keys
         sources = self._sources
         for key in shared:
             held = sources.get(key)

@@ -818,13 +818,16 @@ class MemoryIndex:
 
     # ----- metadata --------------------------------------------------------------------
 
-    def _current_stamp(self, memory: MemoryFile) -> Stamp | None:
-        """The stamp the index knows for a file, taking one now if it has none yet."""
+    def _current_stamp(self, memory: MemoryFile, reuse: Stamp | None = None) -> Stamp | None:
+        """The stamp the index knows for a file, taking one now if it has none yet (`reuse`
+        when equal: cached facts and the file then share one stamp)."""
         with self._lock:
             known = self._files.get(memory.path)
         if known is not None and known[1] is not None:
             return known[1]
         stamp = _stamp(memory.path)
+        if reuse is not None and stamp == reuse:
+            stamp = reuse
         if stamp is not None and known is not None:
             with self._lock:
                 if self._files.get(memory.path) == known:
@@ -848,7 +851,9 @@ class MemoryIndex:
             if known is not None and known[1] == facts.stamp:
                 self._drop_facts(path)
                 if facts.links is not None:
-                    facts = replace(facts, links=self._links.add(path, facts.links))
+                    shared = self._links.add(path, facts.links)
+                    if shared is not facts.links:
+                        facts = replace(facts, links=shared)
                     self._unlinked.discard(path)
                 self._facts[path] = facts
                 self._facts_generation += 1
@@ -936,8 +941,8 @@ class MemoryIndex:
             for done, memory in enumerate(pending, start=1):
                 if cancelled is not None and cancelled():
                     return done - 1
-                stamp = self._current_stamp(memory)
                 hit = cached.get(memory.path)
+                stamp = self._current_stamp(memory, hit.stamp if hit is not None else None)
                 if hit is not None and hit.stamp == stamp:
                     self._store_facts(memory.path, hit)
                 else:
@@ -993,7 +998,8 @@ def _load_facts(path: str) -> dict[str, _Facts]:
             for line in handle:
                 file, mtime_ns, size, tags, updated_at, length, links = json.loads(line)
                 if isinstance(file, str) and isinstance(tags, list):
-                    known = tuple(links) if isinstance(links, list) else None
+                    # Interned as the link index keeps them, so the facts keep this tuple.
+                    known = tuple(map(sys.intern, links)) if isinstance(links, list) else None
                     shared = tuple(sys.intern(tag) for tag in tags)
                     found[file] = _Facts(Stamp(mtime_ns, size), shared, updated_at, length, known)
     except (OSError, ValueError, TypeError):
