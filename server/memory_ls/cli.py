@@ -254,6 +254,9 @@ def _serve(args: argparse.Namespace, layer: Layer) -> int:
     if args.root:
         os.chdir(args.root)
     from memory_ls.lsp import startup
+    from memory_ls.lsp.malloc import limit_malloc_arenas
+
+    limit_malloc_arenas()  # before the server starts any thread
 
     startup.begin()  # until the session has begun: see memory_ls/lsp/startup.py
     from memory_ls.lsp.server import serve  # the server's imports stay off other commands' path
