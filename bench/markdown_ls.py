@@ -162,8 +162,13 @@ def edit(client: run.Client, uri: str, version: int, text: str) -> None:
 def measure_theirs(main: Path, store: dict[str, Any]) -> dict[str, Any]:
     """VS Code's server: references on a Markdown link to a memory, workspace symbols."""
     root: Path = store["root"]
-    files = sorted(root.rglob("*.md")) + sorted(Path(store["flags"][-1]).rglob("*.md"))
-    by_name = {path.stem: path for path in files}
+    global_folder = Path(store["flags"][-1])
+    files = sorted(root.rglob("*.md")) + sorted(global_folder.rglob("*.md"))
+    # By the names the store lists: `global/NAME` for the global folder's.
+    by_name = {
+        f"global/{path.stem}" if path.is_relative_to(global_folder) else path.stem: path
+        for path in files
+    }
     client = MarkdownClient(["node", str(main), "--stdio"], root, files)
     try:
         client.request(
