@@ -333,9 +333,12 @@ def test_the_walk_finds_what_the_store_scan_finds(ws: Workspace) -> None:
     ws.write(ws.primary / ".x.md.1234.memory-ls-tmp", "temp")
     ws.write(ws.primary / "notes.txt", "not markdown")
     (ws.primary / "folder.md").mkdir()
+    ws.write(ws.primary / "folder.md" / "inside.md", "in a folder named like a memory")
+    ws.write(ws.primary / "folder.md" / "deeper.md" / "deepest.md", "two levels of them")
     outside = ws.write(ws.tmp / "outside" / "shared.md", "linked")
     os.symlink(outside.parent, ws.primary / "linked")
     os.symlink(outside, ws.primary / "link_file.md")
+    os.symlink(outside.parent, ws.primary / "linked_folder.md")  # followed by neither
     os.symlink(ws.tmp / "missing.md", ws.primary / "dangling.md")
     os.symlink(ws.primary, ws.primary / "topic" / "loop")
     ws.write(ws.root / "team" / "feature" / "FEATURE_x.md", "x")
@@ -345,6 +348,7 @@ def test_the_walk_finds_what_the_store_scan_finds(ws: Workspace) -> None:
     scanned = {(folders.index(m.folder), m.name) for m in store.scan()}
     assert walked == scanned
     assert (0, "linked/shared") in walked and (0, "skip_me") not in walked
+    assert {(0, "folder.md/inside"), (0, "folder.md/deeper.md/deepest")} <= walked
 
 
 def test_many_matches_come_best_first_names_holding_the_query_on_top(ws: Workspace) -> None:
@@ -372,7 +376,7 @@ def test_many_files_are_stated_in_two_processes_with_the_same_result(
     (ws.primary / "dir.md").mkdir()
     paths = [str(path) for path in files] + [str(ws.primary / "dir.md"), str(ws.tmp / "gone.md")]
     serial = fulltext.stat_files(paths)
-    assert list(serial[1][-2:]) == [-1, -1] and list(serial[0][-2:]) == [0, 0]
+    assert list(serial[1][-2:]) == [fulltext.FOLDER_SIZE, -1] and list(serial[0][-2:]) == [0, 0]
     assert (serial[0][3], serial[1][3]) == (files[3].stat().st_mtime_ns, 3)
     forks: list[int] = []
     real_fork = os.fork

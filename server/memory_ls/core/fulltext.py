@@ -67,6 +67,8 @@ BATCH_FILES = 500
 READ_LIMIT_FACTOR = 4
 # From this many files on, a walk stats them in two processes (see stat_files).
 PARALLEL_STAT_FILES = 20_000
+# What `stat_files` gives as the size of a folder (of anything else but a file: -1).
+FOLDER_SIZE = -2
 # A search re-reads stale memories it was about to return and asks again, this often.
 STALE_RETRIES = 3
 SNIPPET_WIDTH = 160
@@ -362,7 +364,7 @@ class Listing:
     ranks: array.array[int]  # the position of each file's folder in the configuration
     names: list[str]  # each file's name in its folder
     mtimes: array.array[int]
-    sizes: array.array[int]  # -1: not a regular file (gone, say) when it was stated
+    sizes: array.array[int]  # negative: no file when stated (gone, a folder: FOLDER_SIZE)
 
     def rows(self) -> set[tuple[int, str, int, int]]:
         """(folder, name, mtime, size) of each file, as the index's `files` has them."""
@@ -592,55 +594,70 @@ class SearchIndex:
     def walk(self) -> Listing:
         """Every memory file with its stamp, by `store.scan_folder`'s rules.
 
-        A leaner walk than the store's scan (no objects per file): what a search from a
-        new process spends most of its time on, most of it in one stat per file (to see
-        files edited in place), which `stat_files` shares between two processes.
+        A leaner walk than the store's scan: what a search from a new process spends
+        most of its time on. Directories are listed by name (no object per entry), and
+        the `.md` names are stated all at once (`stat_files`, in two processes); that
+        also finds the rare folder named `x.md`, whose files a second round lists.
         """
         ranks: list[int] = []
         names: list[str] = []
         paths: list[str] = []
+        mtimes: array.array[int] = array.array("q")
+        sizes: array.array[int] = array.array("q")
         folders = self.config.folders
         roots = {folder.path for folder in folders}
+        pending: list[_Directory] = []
         for rank, folder in enumerate(folders):
-            ignored = folder.patterns.is_ignored if folder.patterns.ignored else None
-            qualify = folder.qualified
-            root_real = os.path.realpath(folder.path)
-            pending = [(folder.path, root_real, "", frozenset((root_real,)))]
-            while pending:
-                directory, real, prefix, above = pending.pop()
+            real = os.path.realpath(folder.path)
+            pending.append((rank, folder.path, real, "", frozenset((real,))))
+        while pending:
+            start = len(paths)
+            where: list[int] = []  # the directory in `pending` of each path listed now
+            named_md: list[_Directory] = []  # folders named `x.md`: the next round's
+            at = 0
+            while at < len(pending):  # grows with the subfolders found on the way
+                place = pending[at]
+                rank, directory, _real, prefix, _above = place
                 try:
-                    entries = list(os.scandir(directory))
+                    entries = os.listdir(directory)
                 except OSError:
-                    continue
-                for entry in entries:
-                    name = entry.name
-                    try:
-                        if entry.is_dir(follow_symlinks=False):
-                            if entry.path not in roots:
-                                inner = os.path.join(real, name)
-                                pending.append(
-                                    (entry.path, inner, f"{prefix}{name}/", above | {inner})
-                                )
-                            continue
-                        if not name.endswith(".md"):
-                            if entry.is_symlink() and entry.path not in roots and entry.is_dir():
-                                inner = os.path.realpath(entry.path)
-                                if inner not in above:
-                                    pending.append(
-                                        (entry.path, inner, f"{prefix}{name}/", above | {inner})
-                                    )
-                            continue
-                    except OSError:
-                        continue
-                    if name[0] == "." and is_temp_file(name):
-                        continue
+                    entries = []
+                folder = folders[rank]
+                ignored = folder.patterns.is_ignored if folder.patterns.ignored else None
+                qualify = folder.qualified
+                markdown = [name for name in entries if name.endswith(".md")]
+                if len(markdown) < len(entries):
+                    others = [name for name in entries if not name.endswith(".md")]
+                    pending += _subfolders(place, others, roots)
+                base = directory if directory.endswith(os.sep) else directory + os.sep
+                if ignored is None and not any(name[0] == "." for name in markdown):
+                    # Most directories: every name a memory, made in C-speed loops.
+                    names += [prefix + name[:-3] for name in markdown]
+                    paths += [base + name for name in markdown]
+                    ranks += [rank] * len(markdown)
+                    where += [at] * len(markdown)
+                    markdown = []
+                for name in markdown:
                     memory = f"{prefix}{name[:-3]}"
-                    if ignored is not None and ignored(qualify(memory)):
+                    if (name[0] == "." and is_temp_file(name)) or (
+                        ignored is not None and ignored(qualify(memory))
+                    ):
+                        # No memory; but a folder so named is listed all the same.
+                        named_md += _subfolders(place, [name], roots, links=False)
                         continue
                     ranks.append(rank)
                     names.append(memory)
-                    paths.append(entry.path)
-        mtimes, sizes = stat_files(paths)
+                    paths.append(base + name)
+                    where.append(at)
+                at += 1
+            found_mtimes, found_sizes = stat_files(paths[start:])
+            mtimes += found_mtimes
+            sizes += found_sizes
+            for offset, size in enumerate(found_sizes):
+                if size == FOLDER_SIZE:  # a link to a folder is no memory, and not followed
+                    name = os.path.basename(paths[start + offset])
+                    named_md += _subfolders(pending[where[offset]], [name], roots, links=False)
+            pending = named_md
         return Listing(array.array("i", ranks), names, mtimes, sizes)
 
     def apply(self, paths: Iterable[str]) -> None:
@@ -846,7 +863,8 @@ def _tag_text(tags: Iterable[str]) -> str:
 
 def stat_files(paths: Sequence[str]) -> tuple[array.array[int], array.array[int]]:
     """The mtime and size of each path that is a regular file (links followed, as a read
-    follows them), else 0 and -1; many paths in two processes at once.
+    follows them), else 0 and a negative size (FOLDER_SIZE for a folder); many paths in
+    two processes at once.
 
     One stat costs a few microseconds of system time, and threads do not help (each holds
     the GIL around a call that short); a forked child stats the second half meanwhile.
@@ -917,10 +935,44 @@ def _stat_each(paths: Sequence[str]) -> tuple[array.array[int], array.array[int]
             mtimes.append(0)
             sizes.append(-1)
             continue
-        regular = info.st_mode & 0o170000 == stat.S_IFREG
-        mtimes.append(info.st_mtime_ns if regular else 0)
-        sizes.append(info.st_size if regular else -1)
+        kind = info.st_mode & 0o170000
+        if kind == stat.S_IFREG:
+            mtimes.append(info.st_mtime_ns)
+            sizes.append(info.st_size)
+        else:
+            mtimes.append(0)
+            sizes.append(FOLDER_SIZE if kind == stat.S_IFDIR else -1)
     return array.array("q", mtimes), array.array("q", sizes)
+
+
+# A directory to list: (folder rank, path, real path, name prefix, the real paths above
+# it, itself included: a link back up would loop for ever).
+_Directory = tuple[int, str, str, str, frozenset[str]]
+
+
+def _subfolders(
+    place: _Directory, names: Sequence[str], roots: set[str], links: bool = True
+) -> list[_Directory]:
+    """The folders among `names` in a directory that a walk lists, as `scan_folder` does:
+    real ones that are no other configured folder, and, with `links`, linked ones that do
+    not lead back up."""
+    rank, directory, real, prefix, above = place
+    found: list[_Directory] = []
+    for name in names:
+        path = os.path.join(directory, name)
+        try:
+            mode = os.lstat(path).st_mode
+            if stat.S_ISDIR(mode):
+                if path not in roots:
+                    inner = os.path.join(real, name)
+                    found.append((rank, path, inner, f"{prefix}{name}/", above | {inner}))
+            elif links and stat.S_ISLNK(mode) and path not in roots and os.path.isdir(path):
+                inner = os.path.realpath(path)
+                if inner not in above:
+                    found.append((rank, path, inner, f"{prefix}{name}/", above | {inner}))
+        except OSError:
+            continue
+    return found
 
 
 def _stamp(path: str) -> tuple[int, int] | None:
