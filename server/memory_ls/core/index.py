@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from memory_ls.core.backlinks import LinkIndex, link_keys, serena_key
+from memory_ls.core.backlinks import LinkIndex, hold, link_keys, serena_key
 from memory_ls.core.diagnostics import NameIndex
 from memory_ls.core.document import iso, parse_document
 from memory_ls.core.folders import Folder, StoreConfig
@@ -463,13 +463,7 @@ class MemoryIndex:
             if memory.valid:
                 # Keyed by Serena's name: `x` and `global/x` are two memories.
                 qualified = memory.qualified
-                held = by_name.get(qualified)
-                if held is None:
-                    by_name[qualified] = memory
-                elif isinstance(held, MemoryFile):
-                    by_name[qualified] = [held, memory]
-                else:
-                    held.append(memory)
+                hold(by_name, qualified, memory)
                 in_scope[memory.folder.scope].add(qualified)
         every = _SortedNames(sorted((_folded(name), name) for name in by_name))
         with self._lock:
