@@ -489,3 +489,29 @@ def test_the_manifest_is_written_only_when_the_index_holds_what_the_walk_found(
     with sqlite3.connect(again.path) as db:
         assert db.execute("SELECT data FROM manifest").fetchone() is not None
     assert created.exists()
+
+
+def test_a_change_indexed_by_another_process_meanwhile_keeps_the_manifest_out(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _store(ws)
+    tokens = ws.root / "team" / "feature" / "FEATURE_tokens.md"
+    live = SearchIndex(store.config, live=True)
+    assert live.sync(store.scan())  # indexed by an editor: no manifest
+    real_write = SearchIndex._write_manifest
+
+    def editor_indexes_an_edit_first(self: SearchIndex, *args: Any) -> None:
+        # The walk and the rows agreed; before the manifest is written an editor indexes
+        # an edit that the walk did not see.
+        _touch_later(tokens, tokens.read_text().replace("expiry", "timeout"))
+        live.apply([str(tokens)])
+        real_write(self, *args)
+
+    monkeypatch.setattr(SearchIndex, "_write_manifest", editor_indexes_an_edit_first)
+    assert SearchIndex(store.config, live=False).sync()
+    monkeypatch.undo()
+    with sqlite3.connect(live.path) as db:
+        assert db.execute("SELECT data FROM manifest").fetchone() is None
+    searching = _indexed(store)
+    assert not searching.search("expiry")["results"]
+    assert _names(searching.search("timeout")["results"]) == {"FEATURE_tokens"}

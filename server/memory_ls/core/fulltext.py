@@ -513,6 +513,8 @@ class SearchIndex:
         listing = self.walk() if memories is None else None
         try:
             with self._lock:
+                # Changes by other processes from here on show in `data_version`.
+                version = self._data_version()
                 manifest = self._manifest()
                 if listing is not None and manifest == listing.packed():
                     self._complete = True  # nothing changed since the manifest was written
@@ -548,7 +550,7 @@ class SearchIndex:
             # editor's next change removes it again.
             if listing is not None:
                 with self._lock:
-                    self._write_manifest(listing, checked=not differing)
+                    self._write_manifest(listing, None if differing else version)
         except IndexUnusable:
             return False
         except sqlite3.Error as exc:
@@ -573,15 +575,20 @@ class SearchIndex:
         packed: Packed = value[1:]
         return packed if _well_formed(packed) else None
 
-    def _write_manifest(self, listing: Listing, checked: bool) -> None:
-        """Record that `files` holds what `listing` found, in one transaction (lock held);
-        unless `checked`, only if it does (a file changed since the walk, or one that could
-        not be read, is left for the next sync to see)."""
+    def _data_version(self) -> int:
+        """What changes when another connection commits to the index (lock held)."""
+        return int(self._connect().execute("PRAGMA data_version").fetchone()[0])
+
+    def _write_manifest(self, listing: Listing, matched_at: int | None) -> None:
+        """Record that `files` holds what `listing` found, in one transaction (lock held):
+        if it held that at `matched_at` (a `data_version`) and nobody wrote since, else
+        only if the rows say so (a file changed since the walk, or one that could not be
+        read, is left for the next sync to see)."""
         db = self._connect()
         db.execute("BEGIN IMMEDIATE")
         try:
-            if checked or listing.rows() == set(
-                db.execute("SELECT folder, name, mtime_ns, size FROM files")
+            if (matched_at is not None and self._data_version() == matched_at) or (
+                listing.rows() == set(db.execute("SELECT folder, name, mtime_ns, size FROM files"))
             ):
                 value = marshal.dumps((MANIFEST_FORMAT, *listing.packed()))
                 db.execute("INSERT OR REPLACE INTO manifest VALUES (0, ?)", (value,))
