@@ -515,3 +515,23 @@ def test_a_change_indexed_by_another_process_meanwhile_keeps_the_manifest_out(
     searching = _indexed(store)
     assert not searching.search("expiry")["results"]
     assert _names(searching.search("timeout")["results"]) == {"FEATURE_tokens"}
+
+
+def test_a_packed_listing_comes_back_as_it_was_empty_or_with_a_nameless_file() -> None:
+    def listing(names: list[str]) -> fulltext.Listing:
+        count = len(names)
+        return fulltext.Listing(
+            fulltext.array.array("i", [0] * count),
+            names,
+            fulltext.array.array("q", [7] * count),
+            fulltext.array.array("q", [1] * count),
+        )
+
+    for names in ([], [""], ["", "a"], ["a", "b/c"]):
+        packed = listing(names).packed()
+        assert fulltext._well_formed(packed), names
+        assert fulltext.Listing.unpacked(packed) == listing(names)
+    ranks, joined, mtimes, sizes = listing(["a", "b"]).packed()
+    assert not fulltext._well_formed((ranks, "a", mtimes, sizes)), "a name short"
+    assert not fulltext._well_formed((ranks, joined, mtimes[:8], sizes))
+    assert not fulltext._well_formed((b"", "a", b"", b""))

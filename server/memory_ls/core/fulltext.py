@@ -389,7 +389,8 @@ class Listing:
         ranks.frombytes(packed[0])
         mtimes.frombytes(packed[2])
         sizes.frombytes(packed[3])
-        names = packed[1].split("\0") if packed[1] else []
+        # Counted by the ranks: no file and one named "" (a file `.md`) join the same.
+        names = packed[1].split("\0") if ranks else []
         return Listing(ranks, names, mtimes, sizes)
 
 
@@ -400,9 +401,12 @@ def _well_formed(packed: tuple[object, ...]) -> bool:
         return False
     if not (isinstance(mtimes, bytes) and isinstance(sizes, bytes)):
         return False
-    count = joined.count("\0") + 1 if joined else 0
     width = array.array("i").itemsize
-    return len(ranks) == width * count and len(mtimes) == len(sizes) == 8 * count
+    count = len(ranks) // width
+    if count == 0:
+        return not (joined or mtimes or sizes)
+    named = joined.count("\0") + 1
+    return len(ranks) == width * named and len(mtimes) == len(sizes) == 8 * named
 
 
 class IndexUnusable(Exception):
@@ -575,11 +579,13 @@ class SearchIndex:
         packed: Packed = value[1:]
         return packed if _well_formed(packed) else None
 
-    def _data_version(self) -> int:
-        """What changes when another connection commits to the index (lock held)."""
-        return int(self._connect().execute("PRAGMA data_version").fetchone()[0])
+    def _data_version(self) -> tuple[int, int]:
+        """What changes when anyone commits to the index: another connection (SQLite's
+        data_version) or this one (its count of changed rows) (lock held)."""
+        db = self._connect()
+        return int(db.execute("PRAGMA data_version").fetchone()[0]), int(db.total_changes)
 
-    def _write_manifest(self, listing: Listing, matched_at: int | None) -> None:
+    def _write_manifest(self, listing: Listing, matched_at: tuple[int, int] | None) -> None:
         """Record that `files` holds what `listing` found, in one transaction (lock held):
         if it held that at `matched_at` (a `data_version`) and nobody wrote since, else
         only if the rows say so (a file changed since the walk, or one that could not be
