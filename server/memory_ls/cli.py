@@ -57,6 +57,12 @@ def _store_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     )
     group.add_argument("--max-memory-bytes", metavar="N", type=int, default=default)
     group.add_argument(
+        "--secrets",
+        choices=("refuse", "warn"),
+        default=default,
+        help="a write holding a possible secret: refused (default) or written with a warning",
+    )
+    group.add_argument(
         "--json", action="store_true", default=flag_default, help="print the result object as JSON"
     )
 
@@ -68,6 +74,14 @@ def _scope(parser: argparse.ArgumentParser, choices: Sequence[str] = SCOPE_CHOIC
 def _tags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--tag", dest="tags", action="append", metavar="T", help="repeatable; all must match"
+    )
+
+
+def _expected_version(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--expected-version",
+        metavar="V",
+        help="refuse (version-conflict) unless the memory is at this version (read --json)",
     )
 
 
@@ -116,6 +130,10 @@ def build_parser() -> argparse.ArgumentParser:
     save.add_argument("--file", metavar="F")
     _tags(save)
     _scope(save)
+    _expected_version(save)
+    save.add_argument(
+        "--create-only", action="store_true", help="refuse to replace an existing memory"
+    )
 
     edit = command("edit", "change a memory in place")
     edit.add_argument("name", metavar="NAME")
@@ -125,15 +143,18 @@ def build_parser() -> argparse.ArgumentParser:
     edit.add_argument("--regex", action="store_true")
     edit.add_argument("--allow-multiple", action="store_true")
     edit.add_argument("--file", metavar="F", help="new body (else stdin, when no --needle)")
+    _expected_version(edit)
 
     delete = command("delete", "delete a memory")
     delete.add_argument("name", metavar="NAME")
     _scope(delete)
+    _expected_version(delete)
 
     move = command("move", "rename a memory (re-routed) and rewrite references to it")
     move.add_argument("name", metavar="NAME")
     move.add_argument("new_name", metavar="NEW_NAME")
     _scope(move)
+    _expected_version(move)
 
     search = command("search", "full-text search over names and bodies")
     search.add_argument("query", metavar="QUERY")
@@ -180,6 +201,7 @@ def layer_from_args(args: argparse.Namespace) -> Layer:
         global_folder=args.global_folder,
         no_global=bool(args.no_global),
         max_memory_bytes=args.max_memory_bytes,
+        secrets=args.secrets,
     )
 
 
@@ -279,14 +301,25 @@ def _dispatch(
         result = store.list_memories(args.scope, args.tags, args.prefix, topic=args.topic)
     elif command == "read":
         result = store.read(args.name, args.scope)
+        if "warning" in result:
+            print(f"memory-ls: {result['warning']}", file=stderr)
     elif command == "save":
-        result = store.save(args.name, _read_input(args.file, stdin), args.tags, args.scope)
+        result = store.save(
+            args.name,
+            _read_input(args.file, stdin),
+            args.tags,
+            args.scope,
+            expected_version=args.expected_version,
+            create_only=args.create_only,
+        )
     elif command == "edit":
         result = _edit(args, store, stdin)
     elif command == "delete":
-        result = store.delete(args.name, args.scope)
+        result = store.delete(args.name, args.scope, expected_version=args.expected_version)
     elif command == "move":
-        result = store.move(args.name, args.new_name, args.scope)
+        result = store.move(
+            args.name, args.new_name, args.scope, expected_version=args.expected_version
+        )
     elif command == "search":
         result = store.search(args.query, args.tags, args.scope, args.limit)
     elif command == "route":
@@ -297,10 +330,18 @@ def _dispatch(
         result = _import(args, store, stdin, stderr)
     else:  # pragma: no cover - argparse only lets known commands through
         raise UsageError(f"unknown command {command}")
+    findings = ""
+    if command in ("save", "edit", "move"):
+        from memory_ls.core.report import answer_with_findings  # rapidfuzz, git: writes only
+
+        # The writer learns what `check` would say of the memory it touched.
+        result, findings = answer_with_findings(store, result)
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2), file=stdout)
     else:
         print(_human(command, result, store.config), file=stdout)
+        if result.get("diagnostics"):
+            print(findings, file=stdout)
     return EXIT_OK
 
 
@@ -317,10 +358,16 @@ def _edit(args: argparse.Namespace, store: Store, stdin: TextIO) -> dict[str, An
             replacement=args.replacement,
             mode="regex" if args.regex else "literal",
             allow_multiple=args.allow_multiple,
+            expected_version=args.expected_version,
         )
     if args.regex or args.allow_multiple:
         raise UsageError("--regex and --allow-multiple need --needle and --replacement")
-    return store.edit(args.name, args.scope, content=_read_input(args.file, stdin))
+    return store.edit(
+        args.name,
+        args.scope,
+        content=_read_input(args.file, stdin),
+        expected_version=args.expected_version,
+    )
 
 
 def _check(args: argparse.Namespace, store: Store, stdout: TextIO, stderr: TextIO) -> int:

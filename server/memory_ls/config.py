@@ -25,6 +25,8 @@ Severity = Literal["error", "warning", "information", "hint", "off"]
 LayoutName = Literal["serena", "aicoder"]
 # Which files get diagnostics in an editor: every memory, or the open documents only.
 DiagnosticsScope = Literal["workspace", "openFiles"]
+# What an agent's write holding a possible secret gets: refused (default) or a warning.
+SecretsPolicy = Literal["refuse", "warn"]
 
 DIAGNOSTIC_CODES: tuple[str, ...] = (
     "unknown-prefix",
@@ -81,6 +83,7 @@ _CLI_FLAG_NAMES: Mapping[str, str] = MappingProxyType(
         "additionalFolders": "--additional-folders",
         "globalFolder": "--global-folder",
         "maxMemoryBytes": "--max-memory-bytes",
+        "secrets": "--secrets",
     }
 )
 
@@ -182,6 +185,7 @@ class Settings:
         default=DEFAULT_SEVERITIES, converter=_complete_severities, hash=False
     )
     diagnostics_scope: DiagnosticsScope = "workspace"
+    secrets: SecretsPolicy = "refuse"
     # The codes some source set: a default may depend on the workspace, a choice never.
     configured_diagnostics: frozenset[str] = frozenset()
 
@@ -333,6 +337,7 @@ class _Options:
         default=None, metadata={_STRUCTURE_HOOK: _structure_diagnostics}
     )
     diagnostics_scope: DiagnosticsScope | None = None
+    secrets: SecretsPolicy | None = None
 
 
 _OPTION_KEYS: frozenset[str] = frozenset(_camel(field.name) for field in attrs.fields(_Options))
@@ -467,6 +472,7 @@ def cli_layer(
     global_folder: str | None = None,
     no_global: bool = False,
     max_memory_bytes: int | None = None,
+    secrets: str | None = None,
 ) -> Layer:
     """Build the layer for the server and CLI flags."""
     if no_global and global_folder is not None:
@@ -479,6 +485,7 @@ def cli_layer(
             ("additionalFolders", additional_folders),
             ("globalFolder", global_folder),
             ("maxMemoryBytes", max_memory_bytes),
+            ("secrets", secrets),
         )
         if value is not None
     }
@@ -509,5 +516,6 @@ def merge_layers(*layers: Layer) -> Settings:
         max_memory_bytes=cast(int, values.get("max_memory_bytes", DEFAULT_MAX_MEMORY_BYTES)),
         diagnostics=severities,
         diagnostics_scope=cast(DiagnosticsScope, values.get("diagnostics_scope", "workspace")),
+        secrets=cast(SecretsPolicy, values.get("secrets", "refuse")),
         configured_diagnostics=frozenset(severities),
     )

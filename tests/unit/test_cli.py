@@ -134,7 +134,19 @@ def test_json_results_have_the_server_shapes(example: Path) -> None:
     saved = json.loads(
         cli(example, "save", "FEATURE_new", "--tag", "x", "--json", stdin="zebra\n").stdout
     )
-    assert set(saved) == {"name", "path", "scope", "folder", "created", "routedBy"}
+    assert set(saved) == {
+        "name",
+        "path",
+        "scope",
+        "folder",
+        "created",
+        "routedBy",
+        "version",
+        "previousVersion",
+        "bytesBefore",
+        "bytesAfter",
+        "diagnostics",
+    }
     assert saved["routedBy"] == "prefix" and saved["created"] is True
     read = json.loads(cli(example, "read", "FEATURE_new", "--json").stdout)
     assert set(read) == {
@@ -147,6 +159,7 @@ def test_json_results_have_the_server_shapes(example: Path) -> None:
         "createdAt",
         "updatedAt",
         "readOnly",
+        "version",
     }
     assert read["content"] == "zebra\n" and read["tags"] == ["x"]
     edited = json.loads(
@@ -154,7 +167,13 @@ def test_json_results_have_the_server_shapes(example: Path) -> None:
             example, "edit", "FEATURE_new", "--needle", "zebra", "--replacement", "okapi", "--json"
         ).stdout
     )
-    assert edited == {"name": "FEATURE_new", "path": saved["path"], "replacements": 1}
+    assert {k: edited[k] for k in ("name", "path", "replacements", "diagnostics")} == {
+        "name": "FEATURE_new",
+        "path": saved["path"],
+        "replacements": 1,
+        "diagnostics": [],
+    }
+    assert edited["previousVersion"] == read["version"] != edited["version"]
     listed = json.loads(cli(example, "list", "--tag", "x", "--json").stdout)
     assert [m["name"] for m in listed["memories"]] == ["FEATURE_new"]
     assert set(listed["memories"][0]) == {

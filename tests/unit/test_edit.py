@@ -7,6 +7,8 @@ import time
 import pytest
 from store_helpers import Workspace
 
+from memory_ls.core.gate import version_of
+
 BODY = "# Notes\nversion 1.2 (beta)\nsee a.b(c) here\nTODO one\nTODO two\n"
 
 
@@ -23,6 +25,10 @@ def test_content_mode_replaces_the_body(notes: Workspace) -> None:
         "name": "notes",
         "path": str(notes.primary / "notes.md"),
         "replacements": 1,
+        "version": version_of(b"all new\n"),
+        "previousVersion": version_of(BODY.encode()),
+        "bytesBefore": len(BODY),
+        "bytesAfter": 8,
     }
     assert (notes.primary / "notes.md").read_text() == "all new\n"
 

@@ -17,13 +17,17 @@ from memory_ls.core.errors import (
     Exists,
     Ignored,
     InvalidArguments,
+    InvalidEncoding,
+    InvalidFrontmatter,
     InvalidName,
     IoError,
     NoMatch,
     NotFound,
     OutsideStore,
+    PossibleSecret,
     ReadOnly,
     TooLarge,
+    VersionConflict,
 )
 
 Call = Callable[[Store], Any]
@@ -206,6 +210,27 @@ REFUSALS["read-only"] += [
     ("pattern-move-to", lambda s: s.move("notes", "frozen_notes")),
 ]
 
+REFUSALS["version-conflict"] = [
+    ("save", lambda s: s.save("notes", "x", expected_version="0123456789abcdef")),
+    ("save-gone", lambda s: s.save("gone", "x", expected_version="0123456789abcdef")),
+    ("edit", lambda s: s.edit("notes", content="x", expected_version="0123456789abcdef")),
+    ("delete", lambda s: s.delete("notes", expected_version="0123456789abcdef")),
+    ("move", lambda s: s.move("notes", "renamed", expected_version="0123456789abcdef")),
+]
+REFUSALS["exists"] += [("create-only", lambda s: s.save("notes", "x", create_only=True))]
+REFUSALS["invalid-encoding"] = [
+    ("save-nul", lambda s: s.save("new", "a\x00b")),
+    ("edit-nul", lambda s: s.edit("notes", needle="line one", replacement="\x00")),
+]
+REFUSALS["invalid-frontmatter"] = [
+    ("save-tags", lambda s: s.save("new", "---\ntags: 5\n---\nbody\n")),
+    ("edit-yaml", lambda s: s.edit("notes", needle="tags: [a]", replacement="tags: [a")),
+]
+REFUSALS["possible-secret"] = [
+    ("save", lambda s: s.save("new", "key AKIAABCDEFGHIJKLMNOP\n")),
+    ("edit", lambda s: s.edit("notes", needle="line one", replacement="sk_live_" + "a" * 24)),
+]
+
 REFUSALS["io-error"] = [
     ("save", _os_refuses(lambda s: s.save("new", "x"), "os.replace", errno.ENOSPC)),
     ("save-topic", _os_refuses(lambda s: s.save("t/new", "x"), "os.mkdir", errno.EACCES)),
@@ -227,6 +252,10 @@ ERROR_CLASSES = {
     "invalid-arguments": InvalidArguments,
     "ignored": Ignored,
     "io-error": IoError,
+    "version-conflict": VersionConflict,
+    "invalid-encoding": InvalidEncoding,
+    "invalid-frontmatter": InvalidFrontmatter,
+    "possible-secret": PossibleSecret,
 }
 
 
@@ -272,7 +301,7 @@ def test_refusal_has_its_code_and_changes_nothing(ws: Workspace, code: str, call
 
 def test_every_error_code_is_covered() -> None:
     assert set(REFUSALS) == set(ERROR_CODES) == set(ERROR_CLASSES)
-    assert len(ERROR_CODES) == 11
+    assert len(ERROR_CODES) == 15
     for code, cls in ERROR_CLASSES.items():
         assert cls.code == code
         assert issubclass(cls, MemoryStoreError)

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from memory_ls.config import Settings
 from memory_ls.core.diagnostics import SecretMemo, check_store
+from memory_ls.core.errors import InvalidEncoding
 from memory_ls.core.folders import resolve_store_config
 from memory_ls.core.fsio import is_temp_file
 from memory_ls.core.secrets import _PATTERNS, _PLACEHOLDER, SecretHit, find_secrets
@@ -104,8 +105,14 @@ def test_undecodable_files_get_invalid_encoding(tmp_path: Path, data: bytes, pro
     found = [(d.code, d.message) for d in check_store(store)]
     assert [code for code, _ in found] == ["invalid-encoding"]
     assert problem in found[0][1]
-    # Still listed, and readable with replacement characters rather than a crash.
-    assert store.read("odd")["content"]
+    # Still listed; text is read after a warning, binary data is refused, never garbled.
+    if problem == "binary data":
+        with pytest.raises(InvalidEncoding, match="a PNG image"):
+            store.read("odd")
+    else:
+        read = store.read("odd")
+        assert read["content"] == "café au lait\n"
+        assert "not UTF-8" in read["warning"]
 
 
 def test_huge_file_is_too_large_without_being_read(tmp_path: Path) -> None:
@@ -261,7 +268,7 @@ def test_an_open_documents_secret_scan_is_reused_line_by_line(versions: list[lis
 
 
 def test_possible_secret_in_project_memories_only_and_configurable(tmp_path: Path) -> None:
-    store = make_store(tmp_path)
+    store = make_store(tmp_path, secrets="warn")
     store.save("deploy", "# Deploy\n\n" + SECRETS["GitHub token"] + "\n")
     store.save("global/mine", SECRETS["GitHub token"])
     found = [(d.code, Path(d.path).name, d.line, d.severity) for d in check_store(store)]
@@ -271,7 +278,7 @@ def test_possible_secret_in_project_memories_only_and_configurable(tmp_path: Pat
 
 
 def test_check_cli_reports_secrets(tmp_path: Path) -> None:
-    make_store(tmp_path).save("deploy", SECRETS["private key"] + "\n")
+    make_store(tmp_path, secrets="warn").save("deploy", SECRETS["private key"] + "\n")
     result = subprocess.run(
         [sys.executable, "-m", "memory_ls.cli", "check", "--json", "--no-global"],
         cwd=tmp_path,

@@ -8,6 +8,7 @@ import pytest
 from store_helpers import Workspace, changed_paths
 
 from memory_ls.core import Store
+from memory_ls.core.gate import version_of
 
 PRIMARY = "primary"
 
@@ -89,6 +90,9 @@ def test_routing_table(
     assert ws.snapshot() == before, "route() is a dry run"
 
     result = store.save(name, "body\n")
+    assert result.pop("version") == version_of(b"body\n")
+    assert result.pop("bytesAfter") == 5
+    assert result.pop("previousVersion") is result.pop("bytesBefore") is None
     assert result == {
         "name": name,
         "path": str(target),

@@ -245,7 +245,7 @@ def apply_severities(
     return result
 
 
-def _shadow_map(memories: Sequence[MemoryFile]) -> dict[str, MemoryFile]:
+def shadow_map(memories: Sequence[MemoryFile]) -> dict[str, MemoryFile]:
     """Path of each shadowed memory -> the memory that hides it."""
     first: dict[str, MemoryFile] = {}
     shadowed: dict[str, MemoryFile] = {}
@@ -264,7 +264,7 @@ def check_store(store: Store, paths: Sequence[str] = ()) -> list[Diagnostic]:
     index = NameIndex.of(memories)
     # One `git ls-files` for the whole run rather than a stat per path (see stale_paths).
     exists = repository_snapshot(store.config)
-    shadowed = _shadow_map(memories)
+    shadowed = shadow_map(memories)
     by_path = {m.path: m for m in memories}
     targets = _expand(paths) if paths else [m.path for m in memories]
     found: list[Diagnostic] = []

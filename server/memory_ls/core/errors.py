@@ -74,6 +74,35 @@ class Ignored(MemoryStoreError):
     code = "ignored"
 
 
+class VersionConflict(MemoryStoreError):
+    """The memory changed since the version the caller read (`expectedVersion`)."""
+
+    code = "version-conflict"
+
+    def __init__(self, message: str, current_version: str | None = None) -> None:
+        super().__init__(message)
+        # None: the memory no longer exists.
+        self.current_version = current_version
+
+
+class InvalidEncoding(MemoryStoreError):
+    """Content that is not UTF-8 text: refused on writes, reported on reads."""
+
+    code = "invalid-encoding"
+
+
+class InvalidFrontmatter(MemoryStoreError):
+    """A write whose frontmatter would not parse or would have the wrong types."""
+
+    code = "invalid-frontmatter"
+
+
+class PossibleSecret(MemoryStoreError):
+    """A write to a project memory that holds something like a credential."""
+
+    code = "possible-secret"
+
+
 class InvalidArguments(MemoryStoreError):
     """Arguments of the wrong type or shape."""
 
@@ -114,4 +143,8 @@ ERROR_CODES: tuple[str, ...] = (
     "invalid-arguments",
     "ignored",
     "io-error",
+    "version-conflict",
+    "invalid-encoding",
+    "invalid-frontmatter",
+    "possible-secret",
 )

@@ -65,6 +65,8 @@ class StoreConfig:
     max_memory_bytes: int = 524288
     severities: Mapping[str, Severity] = field(default_factory=lambda: dict(DEFAULT_SEVERITIES))
     patterns: MemoryPatterns = NO_PATTERNS
+    # Whether agents' writes holding a possible secret are refused or written with a warning.
+    secrets: str = "refuse"
 
     @property
     def folders(self) -> tuple[Folder, ...]:
@@ -168,6 +170,7 @@ def resolve_store_config(
         max_memory_bytes=settings.max_memory_bytes,
         severities=_workspace_severities(settings, root),
         patterns=patterns,
+        secrets=settings.secrets,
     )
 
 

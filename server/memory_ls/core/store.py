@@ -41,12 +41,13 @@ from memory_ls.core.fsio import (
     folder_lock,
     is_temp_file,
     is_within,
+    read_bytes,
     read_text,
-    read_utf8,
     remove_file,
     remove_leftovers,
 )
 from memory_ls.core.fulltext import SearchIndex, parse_query, scan_search
+from memory_ls.core.gate import check_content, check_version, decode_for_read, version_of
 from memory_ls.core.names import (
     GLOBAL_PREFIX,
     is_valid_name,
@@ -131,6 +132,18 @@ class MovePlan:
 
 
 @dataclass(frozen=True)
+class Change:
+    """One memory a write changed: its bytes before and after (None: no file)."""
+
+    action: str  # "save", "edit", "delete" or "move"
+    memory: MemoryFile  # where it is now (a deleted memory: where it was)
+    before: bytes | None
+    after: bytes | None
+    # A moved memory: where it was before.
+    moved_from: MemoryFile | None = None
+
+
+@dataclass(frozen=True)
 class Resolved:
     """A name as lookup sees it: the winning file and the files it shadows."""
 
@@ -165,6 +178,20 @@ def _check_unicode(value: str, what: str) -> None:
         ) from exc
 
 
+def _check_version_arg(value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidArguments("expectedVersion must be a version string from a read.")
+    return value
+
+
+def _check_flag(value: object, what: str) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidArguments(f"{what} must be true or false.")
+    return value
+
+
 def _check_tags(tags: object) -> list[str] | None:
     if tags is None:
         return None
@@ -194,6 +221,8 @@ class Store:
         # index (the language server's), or None when it cannot tell: a move then reads
         # only those. Without one, a move reads every memory.
         self.reference_sources = reference_sources
+        # What this store's writes changed, in order (for the answer to the writer).
+        self.changes: list[Change] = []
 
     # ----- finding -------------------------------------------------------------------
 
@@ -382,16 +411,28 @@ class Store:
         updated_at: object = None,
         metadata: Mapping[str, Any] | None = None,
         restore: bool = False,
+        expected_version: object = None,
+        create_only: object = False,
+        checked: bool = True,
     ) -> dict[str, Any]:
-        """Create or overwrite a memory, routed by SPEC 2.4 (`memory.save`)."""
+        """Create or overwrite a memory, routed by SPEC 2.4 (`memory.save`).
+
+        `expected_version` makes an overwrite conditional on the version read; `create_only`
+        refuses to replace an existing memory. Content `check` would call an error, and new
+        possible secrets (unless the store only warns), are refused.
+        """
         parsed = parse_name(raw_name)
         text = _check_str(content, "content")
         tag_list = _check_tags(tags)
+        expected = _check_version_arg(expected_version)
+        only_new = _check_flag(create_only, "createOnly")
         where = self._scope_for(parsed.is_global, check_scope(scope))
         self._check_access(parsed.name, where, write=True)
         self._check_size(text.encode("utf-8"), parsed.name)
         for _attempt in range(3):
             path, folder, routed_by = self._route(parsed.name, parsed.is_global, where)
+            if only_new and routed_by == "existing":
+                raise self._exists_error(parsed.qualified, path)
             if folder.read_only:
                 raise ReadOnly(
                     f"Memory {parsed.name!r} routes to the read-only folder {folder.path}; "
@@ -403,24 +444,52 @@ class Store:
                 if self._route(parsed.name, parsed.is_global, where)[0] != path:
                     continue
                 existed = os.path.exists(path)
-                old = parse_document(read_text(path)) if existed else None
+                before = read_bytes(path) if existed else None
+                qualified = qualify(parsed.name, folder.kind == "global")
+                check_version(expected, before, qualified)
+                if only_new and before is not None:
+                    raise self._exists_error(qualified, path)
+                old = parse_document(before.decode("utf-8", "replace")) if before else None
                 doc = _document_for_save(old, text, tag_list, metadata, created_at, updated_at)
                 if restore:
                     doc = _with_timestamps(doc, created_at, updated_at)
-                data = render(doc)
-                self._check_size(data.encode("utf-8"), parsed.name)
+                data = render(doc).encode("utf-8")
+                self._check_size(data, parsed.name)
+                if checked:
+                    check_content(
+                        before,
+                        data,
+                        qualified=qualified,
+                        project=folder.scope == "project",
+                        secrets=self.config.secrets,
+                    )
                 if not existed and folder.kind != "additional":
                     ensure_folder(folder.path)
                 atomic_write(real, data, owner.real)
+            memory = MemoryFile(parsed.name, path, folder)
+            self.changes.append(Change("save", memory, before, data))
             return {
-                "name": qualify(parsed.name, folder.kind == "global"),
+                "name": qualified,
                 "path": path,
                 "scope": folder.scope,
                 "folder": folder.path,
                 "created": not existed,
                 "routedBy": routed_by,
+                **_versions(before, data),
             }
         raise OutsideStore(f"Memory {parsed.name!r} kept moving while it was saved; try again.")
+
+    def _exists_error(self, qualified: str, path: str) -> Exists:
+        """`exists` for a create-only save, with what to do instead."""
+        try:
+            version = f" (version {version_of(read_bytes(path))})"
+        except OSError:
+            version = ""
+        return Exists(
+            f"Memory {qualified!r} already exists at {path}{version}; create_only refuses to "
+            "replace it. Read it and edit it, write it with its version as expected_version "
+            "to replace it, or choose another name. Nothing was written."
+        )
 
     def _check_size(self, data: bytes | int, name: str) -> None:
         limit = self.config.max_memory_bytes
@@ -433,9 +502,9 @@ class Store:
 
     # ----- reading -------------------------------------------------------------------
 
-    def _load_for_write(self, memory: MemoryFile) -> tuple[str, Document]:
-        """Read and parse a memory about to be rewritten; refuse files that are not UTF-8."""
-        text = read_utf8(memory.path)
+    def _load_for_write(self, memory: MemoryFile, data: bytes) -> tuple[str, Document]:
+        """Parse a memory about to be rewritten; refuse files that are not UTF-8."""
+        text = _utf8_or_none(data)
         if text is None:
             raise ReadOnly(
                 f"Memory {memory.name!r} is not UTF-8 text; it is left untouched so no byte is "
@@ -447,21 +516,14 @@ class Store:
         """Parse a memory file (symbolic links followed for reading, as Serena does)."""
         return parse_document(read_text(memory.path))
 
+    def read_file(self, raw_name: object, scope: object = None) -> tuple[MemoryFile, bytes]:
+        """The memory a read means and its file's bytes, read once."""
+        memory = self.find_for_read(raw_name, scope)
+        return memory, read_bytes(memory.path)
+
     def read(self, raw_name: object, scope: object = None) -> dict[str, Any]:
         """A memory's body and metadata (`memory.read`); a bare name may fall back to global."""
-        memory = self.find_for_read(raw_name, scope)
-        doc = self.load(memory)
-        return {
-            "name": memory.qualified,
-            "path": memory.path,
-            "scope": memory.scope,
-            "folder": memory.folder.path,
-            "content": _as_serena_reads(doc),
-            "tags": doc.tags,
-            "createdAt": iso(doc.metadata.get("created_at")),
-            "updatedAt": iso(doc.metadata.get("updated_at")),
-            "readOnly": memory.read_only,
-        }
+        return read_result(*self.read_file(raw_name, scope))
 
     # ----- editing, deleting, moving -------------------------------------------------
 
@@ -475,8 +537,10 @@ class Store:
         replacement: object = None,
         mode: object = "literal",
         allow_multiple: object = False,
+        expected_version: object = None,
     ) -> dict[str, Any]:
         """Change a memory in place: replace its body, or a needle (`memory.edit`)."""
+        expected = _check_version_arg(expected_version)
         if content is None and needle is None:
             raise InvalidArguments("edit needs either content, or needle and replacement.")
         if content is not None and needle is not None:
@@ -498,7 +562,9 @@ class Store:
         real, owner = self._write_target(memory.path)
         with folder_lock(memory.folder.real, owner.real):
             memory = self.find(raw_name, scope, write=True)
-            source, doc = self._load_for_write(memory)
+            before = read_bytes(memory.path)
+            check_version(expected, before, memory.qualified)
+            source, doc = self._load_for_write(memory, before)
             if isinstance(content, str):
                 doc, count = update_document(doc, content), 1
             else:
@@ -510,18 +576,37 @@ class Store:
                 edited = parse_document(text)
                 # Frontmatter that still parses keeps updated_at current (SPEC 2.5).
                 doc = edited if edited.problem else update_document(edited, edited.body)
-            data = render(doc)
-            self._check_size(data.encode("utf-8"), memory.name)
+            data = render(doc).encode("utf-8")
+            self._check_size(data, memory.name)
+            check_content(
+                before,
+                data,
+                qualified=memory.qualified,
+                project=memory.scope == "project",
+                secrets=self.config.secrets,
+            )
             atomic_write(real, data, owner.real)
-        return {"name": memory.qualified, "path": memory.path, "replacements": count}
+        self.changes.append(Change("edit", memory, before, data))
+        return {
+            "name": memory.qualified,
+            "path": memory.path,
+            "replacements": count,
+            **_versions(before, data),
+        }
 
-    def delete(self, raw_name: object, scope: object = None) -> dict[str, Any]:
+    def delete(
+        self, raw_name: object, scope: object = None, *, expected_version: object = None
+    ) -> dict[str, Any]:
         """Remove a memory from wherever it is found (`memory.delete`)."""
+        expected = _check_version_arg(expected_version)
         memory = self.find(raw_name, scope, write=True)
         self._writable(memory)
         with folder_lock(memory.folder.real):
             memory = self.find(raw_name, scope, write=True)
+            before = read_bytes(memory.path) if expected is not None else None
+            check_version(expected, before, memory.qualified)
             self._remove(memory)
+        self.changes.append(Change("delete", memory, before, None))
         return {"name": memory.qualified, "path": memory.path}
 
     def plan_move(self, raw_name: object, raw_new_name: object, scope: object = None) -> MovePlan:
@@ -565,12 +650,20 @@ class Store:
             source_wins=bool(first) and first[0].path == source.path,
         )
 
-    def move(self, raw_name: object, raw_new_name: object, scope: object = None) -> dict[str, Any]:
+    def move(
+        self,
+        raw_name: object,
+        raw_new_name: object,
+        scope: object = None,
+        *,
+        expected_version: object = None,
+    ) -> dict[str, Any]:
         """Rename a memory, route it like a new save, rewrite references (`memory.move`)."""
+        expected = _check_version_arg(expected_version)
         plan = self.plan_move(raw_name, raw_new_name, scope)
         # Who refers to the memory is asked before it moves (a link index keys by name).
         holders = self._reference_holders(plan)
-        self.move_file(plan)
+        self.move_file(plan, expected)
         updated = self._rewrite_all(plan, holders)
         return {
             "name": plan.source.qualified,
@@ -579,7 +672,7 @@ class Store:
             "updatedReferences": updated,
         }
 
-    def move_file(self, plan: MovePlan) -> None:
+    def move_file(self, plan: MovePlan, expected_version: str | None = None) -> None:
         """Move the memory's file as planned, bytes unchanged (references are not touched)."""
         source, folder = plan.source, plan.folder
         target, owner = self._write_target(plan.target)
@@ -596,8 +689,11 @@ class Store:
                 ensure_folder(folder.path)
             with open(source.path, "rb") as handle:
                 data = handle.read()
+            check_version(expected_version, data, source.qualified)
             atomic_write(target, data, owner.real)
             self._remove(source)
+        moved = MemoryFile(plan.new_name, plan.target, folder)
+        self.changes.append(Change("move", moved, data, data, moved_from=source))
 
     def _reference_holders(self, plan: MovePlan) -> list[MemoryFile] | None:
         """The memories that may refer to the one `plan` moves, at their paths after the
@@ -629,7 +725,7 @@ class Store:
                 continue
             with folder_lock(memory.folder.real):
                 try:
-                    text = read_utf8(memory.path)
+                    text = _utf8_or_none(read_bytes(memory.path))
                 except OSError:
                     continue
                 if text is None or ("[[" not in text and "mem:" not in text):
@@ -861,6 +957,47 @@ class Store:
             for record, where in to_write
         ]
         return {"imported": imported, "skipped": skipped}
+
+
+def read_result(memory: MemoryFile, data: bytes) -> dict[str, Any]:
+    """The `memory.read` result of a memory's bytes: body, metadata, version, any warning."""
+    text, warning = decode_for_read(data, memory.qualified)
+    doc = parse_document(text)
+    result = {
+        "name": memory.qualified,
+        "path": memory.path,
+        "scope": memory.scope,
+        "folder": memory.folder.path,
+        "content": _as_serena_reads(doc),
+        "tags": doc.tags,
+        "createdAt": iso(doc.metadata.get("created_at")),
+        "updatedAt": iso(doc.metadata.get("updated_at")),
+        "readOnly": memory.read_only,
+        "version": version_of(data),
+    }
+    if warning is not None:
+        result["warning"] = warning
+    return result
+
+
+def _versions(before: bytes | None, after: bytes) -> dict[str, Any]:
+    """What a write's answer says of the versions and sizes before and after it."""
+    return {
+        "version": version_of(after),
+        "previousVersion": version_of(before) if before is not None else None,
+        "bytesBefore": len(before) if before is not None else None,
+        "bytesAfter": len(after),
+    }
+
+
+def _utf8_or_none(data: bytes) -> str | None:
+    """The text of UTF-8 bytes, None when they are not (a lossy decoding is never written)."""
+    if b"\x00" in data[:8192]:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def _as_serena_reads(doc: Document) -> str:

@@ -1,0 +1,189 @@
+"""What a writer is told after a write: the findings `check` gives for the memory it touched.
+
+Each finding says whether the write introduced it (compared with the same checks on the
+memory's bytes before the write) and, where the store can tell, how to fix it: the
+closest existing names for a broken link, the closest existing paths for a stale one.
+The MCP server, the CLI and the language server's commands all answer with these, in
+the same words.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memory_ls.core.diagnostics import (
+    Diagnostic,
+    NameIndex,
+    apply_severities,
+    shadow_map,
+    text_diagnostics,
+)
+from memory_ls.core.document import decode_memory
+from memory_ls.core.git import RENAMES, list_files
+from memory_ls.core.navigation import did_you_mean
+from memory_ls.core.stale_paths import suggest_paths
+from memory_ls.core.store import Change, MemoryFile, Store
+
+SEVERITY_RANK = {"error": 0, "warning": 1, "information": 2, "hint": 3}
+# Lines of findings in a text answer; the structured answer has them all.
+TEXT_LIMIT = 20
+
+# Extra checks that need the whole store (near-duplicates): (store, memory, text) -> found.
+StoreCheck = Callable[[Store, MemoryFile, str], list[Diagnostic]]
+STORE_CHECKS: list[StoreCheck] = []
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One diagnostic of a written memory, as the writer is told it (line and column 1-based)."""
+
+    code: str
+    severity: str
+    line: int
+    column: int
+    message: str
+    new: bool
+    fix: str | None = None
+
+    def as_data(self) -> dict[str, Any]:
+        """The finding in a structured answer."""
+        data: dict[str, Any] = {
+            "code": self.code,
+            "severity": self.severity,
+            "line": self.line,
+            "column": self.column,
+            "message": self.message,
+            "new": self.new,
+        }
+        if self.fix is not None:
+            data["fix"] = self.fix
+        return data
+
+    def as_line(self) -> str:
+        """The finding as one short line for a reader (an agent or a terminal)."""
+        age = "new" if self.new else "already there"
+        fix = f" Fix: {self.fix}" if self.fix else ""
+        return f"- {self.severity} {self.code}, line {self.line} ({age}): {self.message}{fix}"
+
+
+def change_findings(store: Store, change: Change) -> list[Finding]:
+    """The findings for the memory a write left behind, new ones marked (none for a delete)."""
+    if change.after is None:
+        return []
+    memories = store.scan()
+    index = NameIndex.of(memories)
+    shadowed = shadow_map(memories)
+    after = _diagnostics(store, index, shadowed, change.memory, change.after)
+    before_memory = change.moved_from or change.memory
+    before = (
+        _diagnostics(store, index, shadowed, before_memory, change.before, store_checks=False)
+        if change.before is not None
+        else []
+    )
+    known = Counter(_key(d) for d in before)
+    findings = []
+    for diagnostic in after:
+        key = _key(diagnostic)
+        was_there = known[key] > 0
+        if was_there:
+            known[key] -= 1
+        findings.append(
+            Finding(
+                code=diagnostic.code,
+                severity=diagnostic.severity,
+                line=diagnostic.line + 1,
+                column=diagnostic.col + 1,
+                message=diagnostic.message,
+                new=not was_there,
+                fix=_fix(store, index, diagnostic),
+            )
+        )
+    findings.sort(key=lambda f: (not f.new, SEVERITY_RANK.get(f.severity, 9), f.line, f.column))
+    return findings
+
+
+def _diagnostics(
+    store: Store,
+    index: NameIndex,
+    shadowed: dict[str, MemoryFile],
+    memory: MemoryFile,
+    data: bytes,
+    *,
+    store_checks: bool = True,
+) -> list[Diagnostic]:
+    text, problem = decode_memory(data)
+    found = text_diagnostics(
+        store.config, index, memory.path, text, memory, shadowed, len(data), problem
+    )
+    if store_checks and problem is None:
+        for check in STORE_CHECKS:
+            found.extend(check(store, memory, text))
+    return apply_severities(found, store.config.severities)
+
+
+def _key(diagnostic: Diagnostic) -> tuple[str, str]:
+    """What makes two findings the same one, wherever its line moved."""
+    return diagnostic.code, diagnostic.message.replace(diagnostic.path, "")
+
+
+def _fix(store: Store, index: NameIndex, diagnostic: Diagnostic) -> str | None:
+    """How to fix a finding, where the store knows better than the message."""
+    data = diagnostic.data
+    if diagnostic.code == "broken-link" and isinstance(data.get("name"), str):
+        name = data["name"]
+        candidates = sorted(index.global_) if data.get("isGlobal") else sorted(index.project)
+        close = did_you_mean(name, candidates)
+        if close:
+            prefix = "global/" if data.get("isGlobal") else ""
+            return "did you mean " + " or ".join(prefix + c for c in close) + "?"
+        return None
+    if diagnostic.code == "stale-path":
+        resolved, bases = data.get("resolved"), data.get("bases")
+        written = data.get("path")
+        if not (
+            isinstance(resolved, list) and isinstance(bases, list) and isinstance(written, str)
+        ):
+            return None
+        root = store.config.root
+        suggestions = suggest_paths(
+            resolved,
+            bases,
+            written.endswith("/"),
+            RENAMES.renames(root),
+            list_files(root) or [],
+            lambda relative: os.path.lexists(os.path.join(root, relative)),
+        )
+        if not suggestions:
+            return None
+        first = suggestions[0]
+        if first.moved:
+            return f"git moved it to {first.path}."
+        return "closest existing: " + ", ".join(s.path for s in suggestions) + "."
+    return None
+
+
+def findings_text(findings: Sequence[Finding], limit: int = TEXT_LIMIT) -> str:
+    """The findings as the lines an agent reads after its write."""
+    if not findings:
+        return "Checked: no problems found."
+    new = sum(1 for f in findings if f.new)
+    count = len(findings)
+    head = f"Checked: {count} problem{'' if count == 1 else 's'}"
+    head += f" ({new} new from this write):" if new else " (none new from this write):"
+    lines = [head, *(f.as_line() for f in findings[:limit])]
+    if count > limit:
+        lines.append(f"... and {count - limit} more (see the structured result).")
+    return "\n".join(lines)
+
+
+def answer_with_findings(store: Store, result: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """A write's result with the findings of the memory it left behind, and their text."""
+    change = store.changes[-1] if store.changes else None
+    if change is None or change.after is None:
+        return result, ""
+    findings = change_findings(store, change)
+    return {**result, "diagnostics": [f.as_data() for f in findings]}, findings_text(findings)
