@@ -11,6 +11,7 @@ export const SERVER_KEYS = [
   "maxMemoryBytes",
   "diagnostics",
   "diagnosticsScope",
+  "secrets",
 ] as const;
 
 export type ServerKey = (typeof SERVER_KEYS)[number];

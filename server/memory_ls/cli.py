@@ -232,7 +232,7 @@ def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> i
         if args.command == "serve":
             return _serve(args, layer)
         if args.command == "mcp":
-            from memory_ls.mcp_server import run_mcp  # keeps the SDK off other commands' path
+            from memory_ls.mcp.server import run_mcp  # keeps the SDK off other commands' path
 
             run_mcp(layer, os.path.abspath(args.root or os.getcwd()), args.tool_prefix)
             return EXIT_OK

@@ -19,6 +19,8 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent, Tool
 
+from memory_ls.core.gate import version_of
+
 # Serena 2.1.0's six memory tools, then memory-ls's own.
 TOOLS = {
     "write_memory",
@@ -279,7 +281,19 @@ async def test_tools_are_listed_with_schemas_and_annotations_that_are_enforced(
     # The structured results are published in the SPEC 3.3 shapes.
     output = write.output_schema
     assert output is not None
-    assert set(output["required"]) == {"name", "path", "scope", "folder", "created", "routedBy"}
+    assert set(output["required"]) == {
+        "name",
+        "path",
+        "scope",
+        "folder",
+        "created",
+        "routedBy",
+        "version",
+        "previousVersion",
+        "bytesBefore",
+        "bytesAfter",
+        "diagnostics",
+    }
     assert output["properties"]["routedBy"]["enum"] == [
         "existing",
         "prefix",
@@ -295,9 +309,11 @@ async def test_write_is_routed_and_says_where_and_why(ws: Workspace) -> None:
     async with mcp_server(ws) as session:
         text, result = await ok(session, "write_memory", memory_name="FEATURE_auth", content="A\n")
         target = ws.feature / "FEATURE_auth.md"
+        version = version_of(b"A\n")
         assert text == (
-            f"Saved FEATURE_auth to {target} "
-            "(routed by prefix FEATURE to the additional folder feature)."
+            f"Saved FEATURE_auth: created at {target} "
+            f"(routed by prefix FEATURE to the additional folder feature); 2 bytes, version "
+            f"{version}.\nChecked: no problems found."
         )
         assert result == {
             "name": "FEATURE_auth",
@@ -306,14 +322,19 @@ async def test_write_is_routed_and_says_where_and_why(ws: Workspace) -> None:
             "folder": str(ws.feature),
             "created": True,
             "routedBy": "prefix",
+            "version": version,
+            "previousVersion": None,
+            "bytesBefore": None,
+            "bytesAfter": 2,
+            "diagnostics": [],
         }
         assert target.read_text() == "A\n"
 
         text, result = await ok(session, "write_memory", memory_name="notes", content="n")
         assert result["routedBy"] == "default"
-        assert text == (
-            f"Saved notes to {ws.primary / 'notes.md'} "
-            "(no routing prefix applies, so the primary folder)."
+        assert text.startswith(
+            f"Saved notes: created at {ws.primary / 'notes.md'} "
+            "(no routing prefix applies, so the primary folder); 1 bytes, version"
         )
 
         text, result = await ok(session, "write_memory", memory_name="BUGFIX_x", content="b")
@@ -339,8 +360,9 @@ async def test_write_is_routed_and_says_where_and_why(ws: Workspace) -> None:
         text, result = await ok(session, "write_memory", memory_name="FEATURE_auth", content="B\n")
         assert (result["created"], result["routedBy"]) == (False, "existing")
         assert text == (
-            f"Saved FEATURE_auth: updated in place at {target} "
-            "(it already existed in the additional folder feature)."
+            f"Saved FEATURE_auth: replaced in place at {target} "
+            f"(it already existed in the additional folder feature); 2 -> 2 bytes, version "
+            f"{version} -> {version_of(target.read_bytes())}.\nChecked: no problems found."
         )
         assert target.read_text() == "B\n"
         assert not (ws.primary / "FEATURE_auth.md").exists()
@@ -368,8 +390,18 @@ async def test_edit_changes_a_memory_in_place_in_an_additional_folder(ws: Worksp
             repl="uses v2",
             mode="literal",
         )
-        assert result == {"name": "SPEC_api", "path": str(target), "replacements": 1}
-        assert text == f"Edited SPEC_api in place at {target} (1 replacement)."
+        assert {k: result[k] for k in ("name", "path", "replacements", "diagnostics")} == {
+            "name": "SPEC_api",
+            "path": str(target),
+            "replacements": 1,
+            "diagnostics": [],
+        }
+        assert text == (
+            f"Edited SPEC_api in place at {target} (1 replacement; "
+            f"{result['bytesBefore']} -> {result['bytesAfter']} bytes, version "
+            f"{result['previousVersion']} -> {version_of(target.read_bytes())}).\n"
+            "Checked: no problems found."
+        )
         assert "The API uses v2.\nv1 is old.\n" in target.read_text()
         assert "owner: team" in target.read_text()
 
@@ -540,10 +572,11 @@ async def test_rename_reroutes_and_rewrites_references_then_delete(ws: Workspace
             "newName": "SPEC_v2",
             "path": str(target),
             "updatedReferences": 1,
+            "diagnostics": [],
         }
         assert text == (
             f"Renamed draft to SPEC_v2 at {target} (routed by prefix SPEC to the additional "
-            "folder spec); 1 reference in other memories updated."
+            "folder spec); 1 reference in other memories updated.\nChecked: no problems found."
         )
         assert target.read_text() == "Draft.\n"
         assert not (ws.primary / "draft.md").exists()
@@ -751,6 +784,7 @@ async def test_an_agent_configured_for_serena_works_unchanged(ws: Workspace) -> 
             "newName": "auth/credentials",
             "path": str(ws.primary / "auth" / "credentials.md"),
             "updatedReferences": 2,
+            "diagnostics": [],
         }
         assert not tokens_path.exists()
         assert "`mem:auth/credentials`" in (ws.primary / "auth" / "login_flow.md").read_text()

@@ -10,7 +10,7 @@ from memory_ls.config import Settings
 from memory_ls.core.errors import MemoryStoreError
 from memory_ls.core.folders import resolve_store_config
 from memory_ls.core.store import Store
-from memory_ls.mcp_server import check_max_chars
+from memory_ls.mcp.tools.writing import check_max_chars
 
 GLOBAL_TOPIC = "global"
 

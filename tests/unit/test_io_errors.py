@@ -203,7 +203,7 @@ def test_the_cli_exits_3_with_the_code(ws: Workspace) -> None:
 
 def test_the_mcp_server_answers_with_the_code(ws: Workspace) -> None:
     pytest.importorskip("mcp")
-    from memory_ls.mcp_server import _refusal
+    from memory_ls.mcp.answers import refusal as _refusal
 
     result = _refusal(IoError("The file system refused to delete /m/x.md: (EROFS)."))
     assert result.is_error

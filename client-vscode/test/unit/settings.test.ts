@@ -79,6 +79,7 @@ describe("toServerSettings", () => {
       "layout",
       "maxMemoryBytes",
       "primaryFolder",
+      "secrets",
     ]);
   });
 });

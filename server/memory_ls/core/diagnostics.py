@@ -16,7 +16,7 @@ from memory_ls.core.git import list_files
 from memory_ls.core.names import GLOBAL_PREFIX, caps_prefixes, has_topic, name_problem
 from memory_ls.core.references import Reference, find_references, references_in_line
 from memory_ls.core.routing import prefix_folder, unknown_prefix
-from memory_ls.core.secrets import SecretHit, find_secrets
+from memory_ls.core.secrets import SecretHit, find_secrets, with_article
 from memory_ls.core.stale_paths import (
     PathMention,
     RepoSnapshot,
@@ -582,7 +582,7 @@ def secret_diagnostics(path: str, text: str, memo: SecretMemo | None = None) -> 
             hit.line,
             hit.end,
             "possible-secret",
-            f"This looks like a {hit.kind}. Project memories are committed to git: remove it, "
+            f"This looks like {with_article(hit.kind)}. Project memories are committed to git: remove it, "
             "keep it in a secret store, and rotate it if it was real.",
             data={"kind": hit.kind},
         )

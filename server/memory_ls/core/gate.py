@@ -20,7 +20,7 @@ from memory_ls.core.errors import (
     PossibleSecret,
     VersionConflict,
 )
-from memory_ls.core.secrets import find_secrets
+from memory_ls.core.secrets import find_secrets, with_article
 
 # 64 bits of SHA-256: enough to tell versions of one memory apart, short enough for a prompt.
 VERSION_HEX_DIGITS = 16
@@ -109,17 +109,13 @@ def _refuse_new_secrets(old_text: str | None, text: str, qualified: str) -> None
             new.append((kind, line))
     if not new:
         return
-    where = "; ".join(f"line {line + 1}: {_article(kind)} {kind}" for kind, line in new)
+    where = "; ".join(f"line {line + 1}: {with_article(kind)}" for kind, line in new)
     raise PossibleSecret(
         f"Refused to write {qualified!r}: it holds what looks like a credential ({where}). "
         "Project memories are committed to git. Leave the value out (say where it is kept "
         "instead, e.g. 'in the CI secret STRIPE_KEY'), and rotate it if it was real. "
         "Nothing was written."
     )
-
-
-def _article(word: str) -> str:
-    return "an" if word[:1].lower() in "aeio" else "a"
 
 
 def decode_for_read(data: bytes, qualified: str) -> tuple[str, str | None]:

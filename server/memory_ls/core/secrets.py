@@ -98,6 +98,11 @@ def _finder_table() -> dict[tuple[Finder, bool], list[int]]:
 _FINDERS = _finder_table()
 
 
+def with_article(kind: str) -> str:
+    """ "an AWS access key", "a Stripe key": a kind of secret as a sentence names it."""
+    return ("an " if kind[:1].lower() in "aeio" else "a ") + kind
+
+
 def find_secrets(text: str, first_line: int = 0) -> Iterator[SecretHit]:
     """Lines of `text` that look like they hold a credential, one hit per line at most."""
     folded = _fold(text)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import operator
 import os
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,6 +64,8 @@ SCOPES = ("project", "global", "all")
 DEFAULT_SEARCH_LIMIT = 50
 # Listings and search skip files this many times over maxMemoryBytes (bounded work).
 LISTING_READ_LIMIT = 4
+# Changes a store remembers (a tool call makes one or two).
+CHANGES_KEPT = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,8 +224,13 @@ class Store:
         # index (the language server's), or None when it cannot tell: a move then reads
         # only those. Without one, a move reads every memory.
         self.reference_sources = reference_sources
-        # What this store's writes changed, in order (for the answer to the writer).
-        self.changes: list[Change] = []
+        # What this store's writes changed, latest last (for the answer to the writer);
+        # bounded, as a long-lived store (the language server's) keeps writing.
+        self.changes: deque[Change] = deque(maxlen=CHANGES_KEPT)
+
+    def fork(self) -> Store:
+        """A store on the same folders and indexes with its own record of changes."""
+        return Store(self.config, self.search_index, self.reference_sources)
 
     # ----- finding -------------------------------------------------------------------
 

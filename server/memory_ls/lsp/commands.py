@@ -14,6 +14,7 @@ from typing import Any
 from pygls.exceptions import JsonRpcException
 
 from memory_ls.core.errors import InvalidArguments, MemoryStoreError
+from memory_ls.core.report import answer_with_findings
 from memory_ls.core.store import Store
 from memory_ls.lsp.server import MemoryServer
 
@@ -45,6 +46,17 @@ class Command:
     writes: bool = False
 
 
+def _save(store: Store, args: dict[str, Any]) -> dict[str, Any]:
+    return store.save(
+        args["name"],
+        args["content"],
+        args.get("tags"),
+        args.get("scope"),
+        expected_version=args.get("expectedVersion"),
+        create_only=args.get("createOnly", False),
+    )
+
+
 def _edit(store: Store, args: dict[str, Any]) -> dict[str, Any]:
     return store.edit(
         args["name"],
@@ -54,20 +66,36 @@ def _edit(store: Store, args: dict[str, Any]) -> dict[str, Any]:
         replacement=args.get("replacement"),
         mode=args.get("mode", "literal"),
         allow_multiple=args.get("allowMultiple", False),
+        expected_version=args.get("expectedVersion"),
     )
 
 
 def _move(store: Store, args: dict[str, Any]) -> dict[str, Any]:
     old_path = store.find(args["name"], args.get("scope")).path
-    result = store.move(args["name"], args["newName"], args.get("scope"))
+    result = store.move(
+        args["name"],
+        args["newName"],
+        args.get("scope"),
+        expected_version=args.get("expectedVersion"),
+    )
     return {**result, "_oldPath": old_path}
+
+
+def _checked(call: Callable[[Store, dict[str, Any]], dict[str, Any]]) -> Callable[..., Any]:
+    """A write whose result carries the findings of the memory it touched (as MCP's does)."""
+
+    def run(store: Store, args: dict[str, Any]) -> dict[str, Any]:
+        own = store.fork()  # its own record of changes: commands run on several threads
+        return answer_with_findings(own, call(own, args))[0]
+
+    return run
 
 
 COMMANDS: Mapping[str, Command] = {
     "memory.save": Command(
         {"name": STRING, "content": STRING},
-        {"tags": TAGS, "scope": STRING},
-        lambda s, a: s.save(a["name"], a["content"], a.get("tags"), a.get("scope")),
+        {"tags": TAGS, "scope": STRING, "expectedVersion": STRING, "createOnly": BOOLEAN},
+        _checked(_save),
         writes=True,
     ),
     "memory.read": Command(
@@ -82,18 +110,22 @@ COMMANDS: Mapping[str, Command] = {
             "replacement": STRING,
             "mode": STRING,
             "allowMultiple": BOOLEAN,
+            "expectedVersion": STRING,
         },
-        _edit,
+        _checked(_edit),
         writes=True,
     ),
     "memory.delete": Command(
         {"name": STRING},
-        {"scope": STRING},
-        lambda s, a: s.delete(a["name"], a.get("scope")),
+        {"scope": STRING, "expectedVersion": STRING},
+        lambda s, a: s.delete(a["name"], a.get("scope"), expected_version=a.get("expectedVersion")),
         writes=True,
     ),
     "memory.move": Command(
-        {"name": STRING, "newName": STRING}, {"scope": STRING}, _move, writes=True
+        {"name": STRING, "newName": STRING},
+        {"scope": STRING, "expectedVersion": STRING},
+        _checked(_move),
+        writes=True,
     ),
     "memory.list": Command(
         {},

@@ -1,0 +1,114 @@
+"""The MCP tools' result shapes (SPEC 3.3 and what agents are told), as output schemas."""
+
+from typing import Literal
+
+from typing_extensions import NotRequired, TypedDict
+
+
+class Finding(TypedDict):
+    """One diagnostic of the memory a write touched (line and column 1-based)."""
+
+    code: str
+    severity: str
+    line: int
+    column: int
+    message: str
+    new: bool
+    fix: NotRequired[str]
+
+
+class SaveResult(TypedDict):
+    """The result of write_memory (`memory.save`)."""
+
+    name: str
+    path: str
+    scope: Literal["project", "global"]
+    folder: str
+    created: bool
+    routedBy: Literal["existing", "prefix", "topic", "global", "default"]
+    version: str
+    previousVersion: str | None
+    bytesBefore: int | None
+    bytesAfter: int
+    diagnostics: list[Finding]
+
+
+class ReadResult(TypedDict):
+    """The result of read_memory (`memory.read`)."""
+
+    name: str
+    path: str
+    scope: Literal["project", "global"]
+    folder: str
+    content: str
+    tags: list[str]
+    createdAt: str | None
+    updatedAt: str | None
+    readOnly: bool
+    version: str
+    warning: NotRequired[str]
+
+
+class EditResult(TypedDict):
+    """The result of edit_memory (`memory.edit`)."""
+
+    name: str
+    path: str
+    replacements: int
+    version: str
+    previousVersion: str | None
+    bytesBefore: int | None
+    bytesAfter: int
+    diagnostics: list[Finding]
+
+
+class DeleteResult(TypedDict):
+    """The result of delete_memory (`memory.delete`)."""
+
+    name: str
+    path: str
+
+
+class MoveResult(TypedDict):
+    """The result of rename_memory (`memory.move`)."""
+
+    name: str
+    newName: str
+    path: str
+    updatedReferences: int
+    diagnostics: list[Finding]
+
+
+class ListedMemory(TypedDict):
+    """One memory in a listing."""
+
+    name: str
+    path: str
+    scope: Literal["project", "global"]
+    folder: str
+    tags: list[str]
+    updatedAt: str | None
+    readOnly: bool
+    shadows: list[str]
+
+
+class ListResult(TypedDict):
+    """The result of list_memories (`memory.list`)."""
+
+    memories: list[ListedMemory]
+
+
+class SearchHit(TypedDict):
+    """One matching line of a search."""
+
+    name: str
+    path: str
+    line: int
+    text: str
+    score: float
+
+
+class SearchResult(TypedDict):
+    """The result of search_memories (`memory.search`)."""
+
+    results: list[SearchHit]

@@ -1,0 +1,55 @@
+"""read_memory: the file's text as Serena answers it, with its version and any warning."""
+
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from mcp.types import CallToolResult
+from pydantic import Field, Strict
+
+from memory_ls.core.errors import OutsideStore
+from memory_ls.core.fsio import is_within
+from memory_ls.core.gate import decode_for_read
+from memory_ls.core.store import Store, read_result
+from memory_ls.mcp.answers import answer
+from memory_ls.mcp.results import ReadResult
+from memory_ls.mcp.tools.context import Name, Scope, ToolContext
+from memory_ls.mcp.wording import folder_at
+
+
+def read_memory(ctx: ToolContext) -> Callable[..., Any]:
+    """The read_memory tool: Serena's text first, unless the file is not UTF-8 text."""
+
+    def read_memory(
+        memory_name: Name,
+        scope: Annotated[
+            Scope | None, Field(description="Search only this scope; default: all scopes.")
+        ] = None,
+        include_version: Annotated[
+            bool,
+            Strict(),
+            Field(description="Also give the version in the text (it is always in the result)."),
+        ] = False,
+    ) -> Annotated[CallToolResult, ReadResult]:
+        def act(store: Store) -> CallToolResult:
+            memory, data = store.read_file(memory_name, scope)
+            folder = folder_at(store.config, memory.folder.path)
+            # The store checked this on its read; a link swapped in since must not lead outside.
+            if folder is None or not is_within(memory.path, folder.real):
+                raise OutsideStore(f"{memory.path} leads outside its memory folder.")
+            result = read_result(memory, data)
+            # The file's text alone, as Serena answers: an agent that reads a memory and
+            # writes it back changed must not find anything else in it.
+            text, warning = decode_for_read(data, memory.qualified)
+            blocks = [text]
+            if warning is not None:
+                blocks.insert(0, warning)
+            if include_version:
+                blocks.append(
+                    f"Version: {result['version']} (give it as expected_version when you "
+                    "write, edit, rename or delete this memory)."
+                )
+            return answer(blocks[0], result, *blocks[1:])
+
+        return ctx.stores.run(act)
+
+    return read_memory
