@@ -15,7 +15,9 @@ from pygls.exceptions import JsonRpcException
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 MAX_BYTES = 4096
-SAVE_KEYS = {"name", "path", "scope", "folder", "created", "routedBy"}
+# SPEC 3.3's keys, then the versions, sizes and findings every write answers.
+WRITE_KEYS = {"version", "previousVersion", "bytesBefore", "bytesAfter", "diagnostics"}
+SAVE_KEYS = {"name", "path", "scope", "folder", "created", "routedBy", *WRITE_KEYS}
 READ_KEYS = {
     "name",
     "path",
@@ -26,6 +28,7 @@ READ_KEYS = {
     "createdAt",
     "updatedAt",
     "readOnly",
+    "version",
 }
 LIST_ITEM_KEYS = {"name", "path", "scope", "folder", "tags", "updatedAt", "readOnly", "shadows"}
 
@@ -65,7 +68,7 @@ async def refused(server: Session, command: str, *arguments: Any) -> tuple[str, 
 async def test_save_creates_in_the_primary_folder(server: Session, ws: Workspace) -> None:
     result = await server.command("memory.save", {"name": "save_plain", "content": "# Plain\n"})
     assert set(result) == SAVE_KEYS
-    assert result == {
+    assert {k: v for k, v in result.items() if k not in WRITE_KEYS} == {
         "name": "save_plain",
         "path": str(ws.primary / "save_plain.md"),
         "scope": "project",
@@ -214,7 +217,12 @@ async def test_edit_content_and_needles(server: Session, ws: Workspace) -> None:
     result = await server.command(
         "memory.edit", {"name": "edit_me", "needle": "beta", "replacement": "gamma"}
     )
-    assert result == {"name": "edit_me", "path": str(path), "replacements": 1}
+    assert {k: v for k, v in result.items() if k not in WRITE_KEYS} == {
+        "name": "edit_me",
+        "path": str(path),
+        "replacements": 1,
+    }
+    assert result["diagnostics"] == [] and result["bytesAfter"] == 18
     assert path.read_text() == "alpha gamma alpha\n"
 
     result = await server.command(
@@ -300,6 +308,7 @@ async def test_move_reroutes_and_rewrites_references(server: Session, ws: Worksp
         "newName": "SPEC_moved",
         "path": str(ws.path("shared/spec/SPEC_moved.md")),
         "updatedReferences": 2,
+        "diagnostics": [],
     }
     assert not (ws.primary / "move_src.md").exists()
     linker = (ws.primary / "move_linker.md").read_text()
