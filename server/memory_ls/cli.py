@@ -245,8 +245,11 @@ def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> i
             )
         for problem in config.patterns.problems:
             print(f"memory-ls: warning: {problem}", file=stderr)
-        # Only a search opens the full-text index (kept in the user's cache directory).
-        search_index = SearchIndex(config, live=False) if args.command == "search" else None
+        # Only a search and a move (to find the referrers) open the full-text index (kept
+        # in the user's cache directory).
+        search_index = (
+            SearchIndex(config, live=False) if args.command in ("search", "move") else None
+        )
         try:
             return _dispatch(args, Store(config, search_index), stdin, stdout, stderr)
         finally:

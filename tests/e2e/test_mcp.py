@@ -592,6 +592,47 @@ async def test_rename_reroutes_and_rewrites_references_then_delete(ws: Workspace
         )
 
 
+async def test_rename_rewrites_references_written_behind_the_server_s_back(
+    ws: Workspace,
+) -> None:
+    async with mcp_server(ws) as session:
+        await ok(session, "write_memory", memory_name="draft", content="Draft.\n")
+        await ok(session, "write_memory", memory_name="index", content="See [[about]].\n")
+        await ok(session, "write_memory", memory_name="FEATURE_plain", content="Nothing.\n")
+        # The server has indexed the store for search (and renames) by now.
+        _, result = await ok(session, "search_memories", query="Draft")
+        assert [hit["name"] for hit in result["results"]] == ["draft"]
+
+        # Another process writes referrers without the server being told: an edit in place
+        # (same size; only the time tells), new files in other folders, code and frontmatter.
+        index = ws.primary / "index.md"
+        before = index.stat().st_mtime_ns
+        index.write_text(index.read_text().replace("[[about]]", "[[draft]]"))
+        os.utime(index, ns=(before + 10**9, before + 10**9))
+        notes = ws.feature / "FEATURE_notes.md"
+        notes.write_text("---\nsee: mem:draft\n---\n[[draft|the draft]]\n```\nmem:draft\n```\n")
+        ws.global_folder.mkdir(parents=True, exist_ok=True)
+        mine = ws.global_folder / "mine.md"
+        mine.write_text("Mine: `mem:draft`.\n")
+
+        _, result = await ok(session, "rename_memory", old_name="draft", new_name="SPEC_v2")
+        assert result["updatedReferences"] == 5
+        assert (ws.primary / "index.md").read_text().endswith("See [[SPEC_v2]].\n")
+        assert notes.read_text() == (
+            "---\nsee: mem:SPEC_v2\n---\n[[SPEC_v2|the draft]]\n```\nmem:SPEC_v2\n```\n"
+        )
+        assert mine.read_text() == "Mine: `mem:SPEC_v2`.\n"
+        assert (ws.feature / "FEATURE_plain.md").read_text().endswith("Nothing.\n")
+
+        # And again after the rename: what changed since is read as it is now.
+        later = ws.spec / "SPEC_later.md"
+        later.write_text("After: [[SPEC_v2]]\n")
+        _, result = await ok(session, "rename_memory", old_name="SPEC_v2", new_name="final")
+        assert result["updatedReferences"] == 6
+        assert later.read_text() == "After: [[final]]\n"
+        assert mine.read_text() == "Mine: `mem:final`.\n"
+
+
 async def test_a_memory_written_through_mcp_completes_in_the_language_server(
     tmp_path: Path,
 ) -> None:

@@ -35,6 +35,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from memory_ls.core.backlinks import SERENA_MARK
 from memory_ls.core.document import parse_document
 from memory_ls.core.errors import InvalidArguments, MemoryStoreError
 from memory_ls.core.folders import Folder, StoreConfig
@@ -51,7 +52,8 @@ except ImportError:  # a Python built without it: search reads the files
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+# 2: files.hidden_refs, for renames (an index of another version is another file).
+SCHEMA_VERSION = 2
 # unicode61 splits on everything but letters and digits; remove_diacritics 2 folds
 # accents (the query side is folded the same way by `fold`).
 TOKENIZER = "unicode61 remove_diacritics 2"
@@ -75,15 +77,22 @@ SNIPPET_WIDTH = 160
 # Arrays are packed in this machine's byte order: a manifest from another never matches.
 MANIFEST_FORMAT = f"listing-1-{sys.byteorder}"
 _TOKEN = re.compile(r"[^\W_]+")
+# Link keys whose words both tokenizers cut alike (ASCII letters and digits, split by
+# what names may hold besides): the only ones the index looks up by their words.
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_. /-]*")
 _QUERY_PART = re.compile(r'"([^"]*)"?(\*?)|(\S+)')
 
 _SCHEMA = (
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     # One row per indexed file: `folder` is its folder's position in the configuration,
-    # `name` its name in that folder as on disk; `tags` are newline-delimited.
+    # `name` its name in that folder as on disk; `tags` are newline-delimited;
+    # `hidden_refs` is 1 when the file may hold a reference outside its indexed body
+    # (`mem:` or `[[` in its frontmatter, or a body too large to index).
     "CREATE TABLE files(id INTEGER PRIMARY KEY, folder INTEGER NOT NULL, name TEXT NOT NULL, "
     "mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, valid INTEGER NOT NULL, "
-    "tags TEXT NOT NULL, body_line INTEGER NOT NULL, UNIQUE(name, folder))",
+    "tags TEXT NOT NULL, body_line INTEGER NOT NULL, hidden_refs INTEGER NOT NULL, "
+    "UNIQUE(name, folder))",
+    "CREATE INDEX files_hidden_refs ON files(id) WHERE hidden_refs",
     # The indexed body, compressed: FTS5 needs the old text to drop a row from a
     # contentless table (SQLite before 3.43), and the lines of a hit come from it.
     "CREATE TABLE bodies(id INTEGER PRIMARY KEY, data BLOB NOT NULL)",
@@ -540,21 +549,27 @@ class SearchIndex:
                         on_disk.add((self._ranks[memory.folder.path], memory.name, *stamp))
             # Sets compared in C: a store of 100,000 memories is checked in milliseconds.
             differing = sorted({(rank, name) for rank, name, _m, _s in on_disk ^ indexed})
+            # The rows the differing files should have once indexed (a few, mostly).
+            expected = on_disk - indexed if len(differing) <= BATCH_FILES else None
             # Gone before the long part: at 100,000 memories these are tens of MB, which,
             # freed only at the end, a server running meanwhile never gets back.
             del indexed, on_disk
             folders = self.config.folders
+            own_changes = 0  # rows this sync changed, to tell its writes from others'
             # Batch by batch, the lock let go in between: file events and searches (which
             # read the files meanwhile) do not wait for a whole first indexing.
             for start in range(0, len(differing), BATCH_FILES):
                 batch = differing[start : start + BATCH_FILES]
                 with self._lock:
+                    before = self._connect().total_changes
                     self._apply_now([(key, folders[key[0]].file_for(key[1])) for key in batch])
+                    own_changes += self._connect().total_changes - before
             # For new processes (the CLI, MCP), from their walk. Not from a live index: the
             # editor's next change removes it again.
             if listing is not None:
                 with self._lock:
-                    self._write_manifest(listing, None if differing else version)
+                    changed = None if expected is None else (differing, expected)
+                    self._write_manifest(listing, (version[0], version[1] + own_changes), changed)
         except IndexUnusable:
             return False
         except sqlite3.Error as exc:
@@ -585,17 +600,40 @@ class SearchIndex:
         db = self._connect()
         return int(db.execute("PRAGMA data_version").fetchone()[0]), int(db.total_changes)
 
-    def _write_manifest(self, listing: Listing, matched_at: tuple[int, int] | None) -> None:
-        """Record that `files` holds what `listing` found, in one transaction (lock held):
-        if it held that at `matched_at` (a `data_version`) and nobody wrote since, else
-        only if the rows say so (a file changed since the walk, or one that could not be
-        read, is left for the next sync to see)."""
+    def _write_manifest(
+        self,
+        listing: Listing,
+        matched_at: tuple[int, int],
+        changed: tuple[Sequence[tuple[int, str]], set[tuple[int, str, int, int]]] | None,
+    ) -> None:
+        """Record that `files` holds what `listing` found, in one transaction (lock held).
+
+        Cheaply when `files` held it at `matched_at` (a `data_version`) but for the files
+        `changed` names, which this sync indexed since ((keys, the rows they should have
+        now); None: too many to say), and nobody else wrote since; else only if all the
+        rows say so. A file changed since the walk, or one that could not be read, is
+        left for the next sync to see.
+        """
         db = self._connect()
         db.execute("BEGIN IMMEDIATE")
         try:
-            if (matched_at is not None and self._data_version() == matched_at) or (
-                listing.rows() == set(db.execute("SELECT folder, name, mtime_ns, size FROM files"))
-            ):
+            if self._data_version() == matched_at and changed is not None:
+                keys, expected = changed
+                now = set()
+                for rank, name in keys:
+                    row = db.execute(
+                        "SELECT folder, name, mtime_ns, size FROM files WHERE name = ? AND "
+                        "folder = ?",
+                        (name, rank),
+                    ).fetchone()
+                    if row is not None:
+                        now.add(tuple(row))
+                matches = now == expected
+            else:
+                matches = listing.rows() == set(
+                    db.execute("SELECT folder, name, mtime_ns, size FROM files")
+                )
+            if matches:
                 value = marshal.dumps((MANIFEST_FORMAT, *listing.packed()))
                 db.execute("INSERT OR REPLACE INTO manifest VALUES (0, ?)", (value,))
             db.execute("COMMIT")
@@ -739,17 +777,21 @@ class SearchIndex:
 
     def _add(self, db: Any, folder: Folder, name: str, path: str, stamp: tuple[int, int]) -> None:
         """Index one file (one that cannot be read is left out, and tried again next time)."""
-        body, body_line = "", 0
+        body, body_line, hidden_refs = "", 0, True
         tags: tuple[str, ...] = ()
         if stamp[1] <= READ_LIMIT_FACTOR * self.config.max_memory_bytes:
             try:
-                doc = parse_document(read_text(path))
+                text = read_text(path)
+                doc = parse_document(text)
             except (OSError, MemoryStoreError):
                 return
             body, body_line, tags = doc.body, doc.body_line, tuple(doc.tags)
+            # The body is the end of the text: what comes before it is not indexed.
+            head = text[: len(text) - len(body)]
+            hidden_refs = "mem:" in head or "[[" in head
         cursor = db.execute(
-            "INSERT INTO files(folder, name, mtime_ns, size, valid, tags, body_line) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO files(folder, name, mtime_ns, size, valid, tags, body_line, "
+            "hidden_refs) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 self._ranks[folder.path],
                 name,
@@ -758,6 +800,7 @@ class SearchIndex:
                 int(is_valid_name(name)),
                 _tag_text(tags),
                 body_line,
+                int(hidden_refs),
             ),
         )
         ident = int(cursor.lastrowid or 0)
@@ -769,6 +812,49 @@ class SearchIndex:
             "INSERT INTO fts(rowid, name, body) VALUES (?, ?, ?)",
             (ident, folder.qualified(name), body),
         )
+
+    # ----- renames ---------------------------------------------------------------------
+
+    def reference_sources(self, keys: Sequence[str]) -> list[str] | None:
+        """The memory files that may hold any of these link keys (core/backlinks.py), for
+        a rename to read only those; None when the index cannot tell (a rename then reads
+        every memory).
+
+        Not live: the disk is compared with the index first, so a file changed since it
+        was indexed is read as it is now. A key's name is written whole in every reference
+        to it (`[[ NAME.md ]]`, `mem:global/NAME`), between characters that are no part of
+        a word, so the files that hold it are among those whose body has its words in a
+        row, the last maybe longer (`mem:NAME` before a letter no name holds), and those
+        whose references the body does not show (`hidden_refs`).
+        """
+        if self.live:
+            # Only as current as the events its owner reported: that owner (the language
+            # server) answers from its own link index and what it has not caught up with.
+            return None
+        phrases = []
+        for key in keys:
+            words = tokens(key.removeprefix(SERENA_MARK))
+            if not words or not _PLAIN_KEY.fullmatch(key.removeprefix(SERENA_MARK)):
+                return None  # words the two tokenizers may cut differently
+            phrases.append(f"({Part(tuple(words), prefix=True).expression()})")
+        if not phrases:
+            return []
+        with self._lock:
+            if not self.sync():
+                return None
+            try:
+                db = self._connect()
+                found = db.execute(
+                    "SELECT folder, name FROM files WHERE hidden_refs UNION "
+                    "SELECT folder, name FROM files WHERE id IN "
+                    "(SELECT rowid FROM fts WHERE fts MATCH ?)",
+                    ("{body} : (" + " OR ".join(phrases) + ")",),
+                ).fetchall()
+            except (IndexUnusable, sqlite3.Error) as exc:
+                logger.info("search index could not name a rename's referrers: %s", exc)
+                return None
+        folders = self.config.folders
+        return [folders[rank].file_for(name) for rank, name in found]
 
     # ----- searching ---------------------------------------------------------------------
 

@@ -222,7 +222,10 @@ class Store:
         self.search_index = search_index
         # The files that may hold any of some link keys (core/backlinks.py), from a link
         # index (the language server's), or None when it cannot tell: a move then reads
-        # only those. Without one, a move reads every memory.
+        # only those. Without one, the full-text index names them (it compares the disk
+        # with itself first); without either, a move reads every memory.
+        if reference_sources is None and search_index is not None:
+            reference_sources = search_index.reference_sources
         self.reference_sources = reference_sources
         # What this store's writes changed, latest last (for the answer to the writer);
         # bounded, as a long-lived store (the language server's) keeps writing.
@@ -730,6 +733,14 @@ class Store:
         total = 0
         for memory in self.scan() if holders is None else holders:
             if memory.read_only:
+                continue
+            # Read first without the folder's lock (writes replace files whole): taking it
+            # for each of 10,000 files that do not name the memory cost most of a move.
+            try:
+                text = read_utf8(memory.path)
+            except OSError:
+                continue
+            if text is None or plan.source.name not in text:
                 continue
             with folder_lock(memory.folder.real):
                 try:
