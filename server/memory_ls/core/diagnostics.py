@@ -582,8 +582,8 @@ def secret_diagnostics(path: str, text: str, memo: SecretMemo | None = None) -> 
             hit.line,
             hit.end,
             "possible-secret",
-            f"This looks like {with_article(hit.kind)}. Project memories are committed to git: remove it, "
-            "keep it in a secret store, and rotate it if it was real.",
+            f"This looks like {with_article(hit.kind)}. Project memories are committed to git: "
+            "remove it, keep it in a secret store, and rotate it if it was real.",
             data={"kind": hit.kind},
         )
         for hit in hits

@@ -737,7 +737,7 @@ class Store:
             # Read first without the folder's lock (writes replace files whole): taking it
             # for each of 10,000 files that do not name the memory cost most of a move.
             try:
-                text = read_utf8(memory.path)
+                text = _utf8_or_none(read_bytes(memory.path))
             except OSError:
                 continue
             if text is None or plan.source.name not in text:
