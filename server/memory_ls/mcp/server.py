@@ -64,7 +64,7 @@ def build_server(layer: Layer, root: str, tool_prefix: str = "") -> "MCPServer[A
     from mcp.types import ToolAnnotations
     from pydantic import ValidationError
 
-    from memory_ls.mcp.tools import finding, managing, reading, writing
+    from memory_ls.mcp.tools import listing, managing, reading, searching, writing
     from memory_ls.mcp.tools.context import ToolContext
 
     check_tool_prefix(tool_prefix)
@@ -141,11 +141,11 @@ def build_server(layer: Layer, root: str, tool_prefix: str = "") -> "MCPServer[A
     write = (writing.write_memory, "Write memory", WRITE_DESCRIPTION)
     tool(*write, read_only=False, destructive=True, idempotent=True)
     tool(reading.read_memory, "Read memory", READ_DESCRIPTION, read_only=True)
-    tool(finding.list_memories, "List memories", LIST_DESCRIPTION, read_only=True)
+    tool(listing.list_memories, "List memories", LIST_DESCRIPTION, read_only=True)
     delete = (managing.delete_memory, "Delete memory", DELETE_DESCRIPTION)
     tool(*delete, read_only=False, destructive=True, idempotent=True)
     rename = (managing.rename_memory, "Rename memory", RENAME_DESCRIPTION)
     tool(*rename, read_only=False, destructive=True)
     tool(writing.edit_memory, "Edit memory", EDIT_DESCRIPTION, read_only=False, destructive=True)
-    tool(finding.search_memories, "Search memories", SEARCH_DESCRIPTION, read_only=True)
+    tool(searching.search_memories, "Search memories", SEARCH_DESCRIPTION, read_only=True)
     return server
