@@ -6,7 +6,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from memory_ls.config import Severity
 from memory_ls.core.context_limits import find_cut
@@ -45,6 +45,14 @@ class Diagnostic:
     message: str
     severity: Severity = "warning"
     data: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Names(Protocol):
+    """Whether a reference resolves: a NameIndex, or a look at the disk for the few names asked."""
+
+    def has(self, name: str, is_global: bool) -> bool:
+        """Whether a memory `name` exists in its scope (global or project)."""
+        ...
 
 
 @dataclass
@@ -109,7 +117,7 @@ class _UnknownPrefixes:
 
 
 def reference_diagnostics(
-    path: str, refs: Iterable[Reference], config: StoreConfig, index: NameIndex
+    path: str, refs: Iterable[Reference], config: StoreConfig, index: Names
 ) -> list[Diagnostic]:
     """`broken-link` and `unknown-prefix` for the references in one file."""
     found: list[Diagnostic] = []
@@ -312,7 +320,7 @@ def read_for_check(path: str, max_memory_bytes: int) -> tuple[str | None, int, s
 
 def text_diagnostics(
     config: StoreConfig,
-    index: NameIndex,
+    index: Names,
     path: str,
     text: str | None,
     memory: MemoryFile | None,

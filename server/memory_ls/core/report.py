@@ -19,7 +19,6 @@ from memory_ls.core.diagnostics import (
     Diagnostic,
     NameIndex,
     apply_severities,
-    shadow_map,
     text_diagnostics,
 )
 from memory_ls.core.document import decode_memory
@@ -70,13 +69,36 @@ class Finding:
         return f"- {self.severity} {self.code}, line {self.line} ({age}): {self.message}{fix}"
 
 
+class StoreNames:
+    """The names a memory's checks ask about, looked up on disk (a few stats per reference):
+    a write is answered without listing a store of 100,000 memories."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._index: NameIndex | None = None
+
+    def has(self, name: str, is_global: bool) -> bool:
+        """Whether a reference to `name` resolves (in its own scope, no fallback)."""
+        return bool(self.store.locate_all(name, "global" if is_global else "project"))
+
+    def all(self) -> NameIndex:
+        """Every name, for "did you mean" (listed once, when a link is broken)."""
+        if self._index is None:
+            self._index = NameIndex.of(self.store.scan())
+        return self._index
+
+    def shadowed(self, memory: MemoryFile) -> dict[str, MemoryFile]:
+        """{path: the memory that hides it} for this memory, if another file of its name wins."""
+        first = self.store.locate_all(memory.name, memory.scope)
+        return {memory.path: first[0]} if first and first[0].path != memory.path else {}
+
+
 def change_findings(store: Store, change: Change) -> list[Finding]:
     """The findings for the memory a write left behind, new ones marked (none for a delete)."""
     if change.after is None:
         return []
-    memories = store.scan()
-    index = NameIndex.of(memories)
-    shadowed = shadow_map(memories)
+    index = StoreNames(store)
+    shadowed = index.shadowed(change.memory)
     after = _diagnostics(store, index, shadowed, change.memory, change.after)
     before_memory = change.moved_from or change.memory
     before = (
@@ -108,7 +130,7 @@ def change_findings(store: Store, change: Change) -> list[Finding]:
 
 def _diagnostics(
     store: Store,
-    index: NameIndex,
+    index: StoreNames,
     shadowed: dict[str, MemoryFile],
     memory: MemoryFile,
     data: bytes,
@@ -130,12 +152,13 @@ def _key(diagnostic: Diagnostic) -> tuple[str, str]:
     return diagnostic.code, diagnostic.message.replace(diagnostic.path, "")
 
 
-def _fix(store: Store, index: NameIndex, diagnostic: Diagnostic) -> str | None:
+def _fix(store: Store, index: StoreNames, diagnostic: Diagnostic) -> str | None:
     """How to fix a finding, where the store knows better than the message."""
     data = diagnostic.data
     if diagnostic.code == "broken-link" and isinstance(data.get("name"), str):
         name = data["name"]
-        candidates = sorted(index.global_) if data.get("isGlobal") else sorted(index.project)
+        names = index.all()
+        candidates = sorted(names.global_) if data.get("isGlobal") else sorted(names.project)
         close = did_you_mean(name, candidates)
         if close:
             prefix = "global/" if data.get("isGlobal") else ""
