@@ -23,7 +23,13 @@ from typing_extensions import TypedDict
 
 from memory_ls import __version__
 from memory_ls.config import ConfigError, Layer, Settings, merge_layers
-from memory_ls.core.errors import InvalidArguments, MemoryStoreError, OutsideStore, TooLarge
+from memory_ls.core.errors import (
+    InvalidArguments,
+    MemoryStoreError,
+    NotFound,
+    OutsideStore,
+    TooLarge,
+)
 from memory_ls.core.folders import Folder, StoreConfig, resolve_store_config
 from memory_ls.core.fsio import is_within, read_text
 from memory_ls.core.fulltext import SearchIndex, fingerprint
@@ -537,8 +543,12 @@ def _answer(text: str, result: Mapping[str, Any], *more: str) -> "CallToolResult
 
 
 def _refusal(exc: MemoryStoreError) -> "CallToolResult":
-    """A refused operation as a tool error: `[code] message`."""
-    return _failure(f"[{exc.code}] {exc.message}")
+    """A refused operation as a tool error: `[code] message`, and for a program the code
+    (and a `not-found`'s closest names) as structured content."""
+    result = _failure(f"[{exc.code}] {exc.message}")
+    if isinstance(exc, NotFound):
+        result.structured_content = {"code": exc.code, "suggestions": list(exc.suggestions)}
+    return result
 
 
 def _failure(text: str) -> "CallToolResult":
