@@ -360,10 +360,10 @@ class Store:
         root = self.config.root.rstrip(os.sep) + os.sep
         if folder.path.startswith(root):
             return folder.path[len(root) :]
-        home = os.path.expanduser("~").rstrip(os.sep) + os.sep
-        return (
-            "~" + os.sep + folder.path[len(home) :] if folder.path.startswith(home) else folder.path
-        )
+        home = os.path.expanduser("~").rstrip(os.sep)
+        if home and folder.path.startswith(home + os.sep):  # not for a home of `/`
+            return "~" + folder.path[len(home) :]
+        return folder.path
 
     def _writable(self, memory: MemoryFile) -> None:
         if memory.folder.read_only:
