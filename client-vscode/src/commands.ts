@@ -381,10 +381,9 @@ export function registerCommands(context: vscode.ExtensionContext, servers: Memo
     }
   });
 
-  // A file whose name breaks the naming rules is read-only until renamed; memory.move
-  // cannot name it, so the file itself is renamed through the editor: open editors move
-  // with it, and the server's willRenameFiles rewrites the references to it (as its
-  // invalid-name quick fix does).
+  // A file whose name breaks the naming rules is renamed to a valid name through the
+  // editor (memory.move could rename it too): open editors move with it, and the server's
+  // willRenameFiles rewrites the references to it (as its invalid-name quick fix does).
   register("memoryLs.renameFile", async (served, target) => {
     const { server, catalog, folder } = served;
     const memory = await resolveTarget(served, target, "Rename File to a Valid Name", false);

@@ -199,9 +199,27 @@ async def test_a_bare_name_reads_the_global_memory_only_when_no_project_one_has_
     assert (ws.global_folder / "editor_tips.md").read_text().endswith("# Editor tips\n")
 
 
+async def test_not_found_says_where_it_looked_and_suggests_the_closest_names(
+    server: Session,
+) -> None:
+    with pytest.raises(JsonRpcException) as info:
+        await server.command("memory.delete", {"name": "editor_tips"})
+    assert info.value.data == {"code": "not-found", "suggestions": ["global/editor_tips"]}
+    assert info.value.message.startswith(
+        "No memory named 'editor_tips' in the project scope (searched .serena/memories"
+    )
+    assert info.value.message.endswith(" Did you mean global/editor_tips?")
+    with pytest.raises(JsonRpcException) as info:
+        await server.command("memory.read", {"name": "style_guid"})
+    assert info.value.data["suggestions"][0] == "style_guide"
+    assert ", nor 'global/style_guid' in the global scope (searched " in info.value.message
+
+
 async def test_read_refusals(server: Session) -> None:
     assert (await refused(server, "memory.read", {"name": "no_such"}))[0] == "not-found"
-    assert (await refused(server, "memory.read", {"name": "a:b"}))[0] == "invalid-name"
+    assert (await refused(server, "memory.read", {"name": "a/../b"}))[0] == "invalid-name"
+    # A name memory-ls would not create may be a file Serena wrote: looked up, not refused.
+    assert (await refused(server, "memory.read", {"name": "a:b"}))[0] == "not-found"
     bad_scope = {"name": "project_overview", "scope": "nowhere"}
     assert (await refused(server, "memory.read", bad_scope))[0] == "invalid-arguments"
     assert (await refused(server, "memory.read", {"name": None}))[0] == "invalid-arguments"
@@ -265,7 +283,8 @@ async def test_edit_refusals_change_nothing(server: Session, ws: Workspace) -> N
         (edit(needle="one", replacement="b", allowMultiple="yes"), "invalid-arguments"),
         (edit(needle="(", replacement="b", mode="regex"), "invalid-arguments"),
         ({"name": "edit_missing", "content": "x"}, "not-found"),
-        ({"name": "bad\\name", "content": "x"}, "invalid-name"),
+        ({"name": "bad/../name", "content": "x"}, "invalid-name"),
+        ({"name": "bad\\name", "content": "x"}, "not-found"),  # Serena could write it
         ({"name": "vendor_sdk", "content": "x"}, "read-only"),
     ]
     for arguments, expected in cases:

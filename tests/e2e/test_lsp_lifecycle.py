@@ -154,7 +154,7 @@ async def test_refusals_are_answered_without_a_traceback_in_the_log(
         {"command": "memory.read", "arguments": [{"name": "no_such_memory"}]},
     )
     refused = await asyncio.wait_for(connection.message(read), 10)
-    assert refused["error"]["data"] == {"code": "not-found"}
+    assert refused["error"]["data"] == {"code": "not-found", "suggestions": []}
     connection.send("shutdown", None)
     connection.send("exit", None, request=False)
     _, log = await asyncio.wait_for(server.communicate(), 10)

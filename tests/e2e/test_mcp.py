@@ -159,7 +159,13 @@ async def refused(session: ClientSession, tool: str, **arguments: Any) -> str:
     """Call a tool that must be refused; return the error text."""
     result = await call(session, tool, **arguments)
     assert result.is_error, text_of(result)
-    assert result.structured_content is None
+    if text_of(result).startswith("[not-found] "):
+        # The closest names, for a program, beside the sentence that names them.
+        assert result.structured_content is not None
+        assert result.structured_content["code"] == "not-found"
+        assert isinstance(result.structured_content["suggestions"], list)
+    else:
+        assert result.structured_content is None
     return text_of(result)
 
 
@@ -439,41 +445,78 @@ HOSTILE_NAMES = [
     "/etc/passwd_x",
     "FEATURE_a/../../../../x",
     "global/../../x",
-    "a\\b",
-    "a:b",
-    "bidi\u202etxt",  # names Serena accepts (.hidden, -dash) are not here: they are valid
     "x\x00y",
     "",
-    "  ",
     "..",
-    "CON",
-    "a" * 253,  # over 252 bytes a segment
     "global",
 ]
+# Names memory-ls will not create, though Serena writes files with them: looked up (so
+# not found here), refused only where they would be created.
+UNCREATABLE_NAMES = ["a\\b", "a:b", "bidi\u202etxt", "  ", "CON", "a" * 253]
 
 
 async def test_hostile_names_are_refused_and_nothing_is_written(ws: Workspace) -> None:
     (ws.feature / "FEATURE_keep.md").write_text("keep\n")
     before = snapshot(ws.tmp)
     async with mcp_server(ws) as session:
-        for name in HOSTILE_NAMES:
-            for tool, arguments in (
-                ("write_memory", {"memory_name": name, "content": "pwned"}),
-                ("write_memory", {"memory_name": name, "content": "pwned", "scope": "global"}),
-                ("rename_memory", {"old_name": "FEATURE_keep", "new_name": name}),
-                ("rename_memory", {"old_name": name, "new_name": "FEATURE_x"}),
+        for name in HOSTILE_NAMES + UNCREATABLE_NAMES:
+            lookup = "[not-found] " if name in UNCREATABLE_NAMES else "[invalid-name] Invalid "
+            for tool, arguments, expected in (
+                ("write_memory", {"memory_name": name, "content": "pwned"}, None),
+                (
+                    "write_memory",
+                    {"memory_name": name, "content": "pwned", "scope": "global"},
+                    None,
+                ),
+                ("rename_memory", {"old_name": "FEATURE_keep", "new_name": name}, None),
+                ("rename_memory", {"old_name": name, "new_name": "FEATURE_x"}, lookup),
                 (
                     "edit_memory",
                     {"memory_name": name, "needle": "k", "repl": "p", "mode": "literal"},
+                    lookup,
                 ),
-                ("delete_memory", {"memory_name": name}),
-                ("read_memory", {"memory_name": name}),
+                ("delete_memory", {"memory_name": name}, lookup),
+                ("read_memory", {"memory_name": name}, lookup),
             ):
                 text = await refused(session, tool, **arguments)
-                assert text.startswith("[invalid-name] Invalid memory name "), (name, tool, text)
+                prefix = expected or "[invalid-name] Invalid memory name "
+                assert text.startswith(prefix), (name, tool, text)
         text = await refused(session, "write_memory", memory_name="../x", content="pwned")
         assert text.startswith("[invalid-name] Invalid memory name '../x': ")
     assert snapshot(ws.tmp) == before
+
+
+async def test_not_found_names_the_folders_searched_and_the_closest_memories(
+    ws: Workspace,
+) -> None:
+    (ws.primary / "payments").mkdir(parents=True)
+    (ws.primary / "payments" / "retry_policy.md").write_text("retry\n")
+    async with mcp_server(ws, *ws.flags()) as session:
+        result = await call(session, "edit_memory", **_edit_args("payments/retry_polcy"))
+        assert result.is_error
+        assert text_of(result).startswith(
+            "[not-found] No memory named 'payments/retry_polcy' in the project scope "
+            "(searched .serena/memories, "
+        )
+        assert text_of(result).endswith(" Did you mean payments/retry_policy?")
+        assert result.structured_content == {
+            "code": "not-found",
+            "suggestions": ["payments/retry_policy"],
+        }
+        # A file Serena wrote under a name memory-ls would not create is read as Serena reads it.
+        (ws.primary / "what?.md").write_text("asked\n")
+        text, _result = await ok(session, "read_memory", memory_name="what?")
+        assert text == "asked\n"
+
+
+def _edit_args(name: str) -> dict[str, Any]:
+    return {
+        "memory_name": name,
+        "needle": "retry",
+        "repl": "x",
+        "mode": "literal",
+        "allow_multiple_occurrences": False,
+    }
 
 
 async def test_refusals_carry_the_spec_code(ws: Workspace) -> None:

@@ -8,6 +8,7 @@ from identical folders and one divergence does not cascade into the calls after 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -39,6 +40,8 @@ class Scenario:
     ops: Sequence[Mapping[str, Any]]
     # Put around SERENA_HOME's value on both sides (Serena strips it).
     home_padding: str = ""
+    # SERENA_HOME relative (`home`), both sides running in the folder that holds it.
+    home_relative: bool = False
     # op index -> the Serena outcome kind the case is about (guards the case itself).
     expect: Mapping[int, str] = field(default_factory=dict)
 
@@ -86,17 +89,20 @@ def run_serena(
     python: Path, scenarios: Sequence[Scenario], workdir: Path
 ) -> dict[str, list[dict[str, Any]]]:
     """Run the scenarios in the driver, one process per SERENA_HOME spelling."""
-    by_padding: dict[str, list[Scenario]] = {}
+    by_home: dict[tuple[str, bool], list[Scenario]] = {}
     for scenario in scenarios:
-        by_padding.setdefault(scenario.home_padding, []).append(scenario)
+        by_home.setdefault((scenario.home_padding, scenario.home_relative), []).append(scenario)
     steps: dict[str, list[dict[str, Any]]] = {}
-    for number, (padding, group) in enumerate(by_padding.items()):
-        roots = {label: str(workdir / f"serena-{number}" / label) for label in ("project", "home")}
+    for number, ((padding, relative), group) in enumerate(by_home.items()):
+        base = workdir / f"serena-{number}"
+        base.mkdir(parents=True, exist_ok=True)
+        roots = {label: str(base / label) for label in ("project", "home")}
         request = {
             **roots,
             "scenarios": [{"id": s.id, "tree": s.tree, "ops": list(s.ops)} for s in group],
         }
-        env = {**os.environ, "SERENA_HOME": padding + roots["home"] + padding}
+        home = "home" if relative else roots["home"]
+        env = {**os.environ, "SERENA_HOME": padding + home + padding}
         # The driver must not see this interpreter's packages (memory-ls, its pins).
         env.pop("PYTHONPATH", None)
         done = subprocess.run(
@@ -105,6 +111,7 @@ def run_serena(
             capture_output=True,
             text=True,
             env=env,
+            cwd=base,
             timeout=DRIVER_TIMEOUT_SECONDS,
         )
         if done.returncode != 0:
@@ -204,11 +211,23 @@ class Report:
 
 def run_memory_ls(scenario: Scenario, serena_steps: list[dict[str, Any]], workdir: Path) -> Report:
     """Replay a scenario on memory-ls and compare every call with Serena's."""
-    roots = {label: str(workdir / "mls" / label) for label in ("project", "home")}
+    base = workdir / "mls"
+    roots = {label: str(base / label) for label in ("project", "home")}
     tree_snapshot.restore(scenario.tree, roots)
-    store = mls_adapter.make_store(
-        roots["project"], scenario.home_padding + roots["home"] + scenario.home_padding
-    )
+    home = "home" if scenario.home_relative else roots["home"]
+    # A relative SERENA_HOME is relative to the working directory (as for Serena's driver).
+    with contextlib.chdir(base):
+        return _replay(scenario, serena_steps, roots, scenario.home_padding + home)
+
+
+def _replay(
+    scenario: Scenario,
+    serena_steps: list[dict[str, Any]],
+    roots: dict[str, str],
+    home: str,
+) -> Report:
+    """Replay the calls on a store over `roots` with this SERENA_HOME (padding in front)."""
+    store = mls_adapter.make_store(roots["project"], home + scenario.home_padding)
     trace = os.environ.get("SERENA_DIFF_TRACE") == "1"
     report = Report()
     before: Snapshot = scenario.tree

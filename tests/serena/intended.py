@@ -29,8 +29,9 @@ WINDOWS_DEVICES = frozenset(
 )
 MAX_SEGMENT_BYTES = 252
 NAME_ARGS = ("memory_name", "old_name", "new_name")
-WRITING_TOOLS = ("write_memory", "edit_memory", "delete_memory")
-REFUSALS = ("invalid-name", "read-only")
+# Rules no file on disk can break: `a/./b` is the file `a/b`, a 253-byte segment + `.md`
+# is over the 255 bytes a file name may have.
+NEVER_ON_DISK = frozenset(["dot-segment", "segment-bytes"])
 _UPDATED_LINE = re.compile(r"^updated_at:.*\n", re.MULTILINE)
 _TIMESTAMP_LINES = re.compile(r"^(created_at|updated_at):.*\n", re.MULTILINE)
 _FRONTMATTER = re.compile(r"\A\ufeff?---\r?\n(?:.*?\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
@@ -93,52 +94,61 @@ def names_of(op: Mapping[str, Any]) -> list[str]:
     return [op[arg] for arg in NAME_ARGS if isinstance(op.get(arg), str)]
 
 
-def refused_for_rule(rule: str) -> Callable[[OpContext, str, str], bool]:
-    """A predicate: memory-ls refused a call whose written name breaks `rule`.
+def serena_file_name(raw: str) -> str:
+    """The name whose file Serena touches: its _sanitize_name runs twice (the tool, then
+    get_memory_file_path), so `notes.md.md` is the file `notes.md`."""
+    return serena_name(serena_name(raw))
 
-    Reads and a rename's source are left out: files already on disk with such names must
-    still be readable and renamable (SPEC 2.1), except that a name that is not on disk
-    may be refused as invalid.
+
+def memory_key(name: str) -> str:
+    """The snapshot key of the file of a memory named as Serena names it."""
+    if name.startswith("global/"):
+        return f"{GLOBAL_MEMORIES}/{name.removeprefix('global/')}.md"
+    return f"{PROJECT_MEMORIES}/{name}.md"
+
+
+def created_names(op: Mapping[str, Any], before: Snapshot) -> list[str]:
+    """The names a call would create: a write's name that has no file, a rename's new name."""
+    if op["tool"] == "write_memory":
+        name = op["memory_name"]
+        return [] if memory_key(serena_file_name(name)) in before else [name]
+    if op["tool"] == "rename_memory":
+        return [op["new_name"]]
+    return []
+
+
+def refused_for_rule(rule: str) -> Callable[[OpContext, str, str], bool]:
+    """A predicate: memory-ls refused a call whose name breaks `rule`.
+
+    A file on disk with such a name (Serena writes them) is read, edited, saved in place,
+    renamed and deleted as Serena does: only a name the call would CREATE is excused,
+    except for rules no file name can break (a `.` segment, an over-long segment).
     """
 
     def applies(ctx: OpContext, _aspect: str, _path: str) -> bool:
-        if ctx.mls["kind"] not in REFUSALS:
+        if ctx.mls["kind"] != "invalid-name":
             return False
-        tool = ctx.op["tool"]
-        if tool in WRITING_TOOLS:
-            written = [ctx.op["memory_name"]]
-        elif tool == "rename_memory":
-            written = [ctx.op["new_name"]]
-            if ctx.serena["kind"] == "not-found":
-                written.append(ctx.op["old_name"])
-        elif tool == "read_memory" and ctx.serena["kind"] == "not-found":
-            written = [ctx.op["memory_name"]]
-        else:
-            return False
-        return any(rule in broken_rules(name) for name in written)
+        names = names_of(ctx.op) if rule in NEVER_ON_DISK else created_names(ctx.op, ctx.before)
+        return any(rule in broken_rules(name) for name in names)
 
     return applies
 
 
 def names_trimmed(ctx: OpContext, _aspect: str, _path: str) -> bool:
-    """A name with surrounding whitespace: memory-ls trims it, Serena keeps it."""
-    return any(name != name.strip() for name in names_of(ctx.op))
-
-
-def invalid_on_disk_read_only(ctx: OpContext, aspect: str, _path: str) -> bool:
-    """A listing shows files whose names break the rules as read-only, nothing else differs."""
-    if ctx.op["tool"] != "list_memories" or aspect != "value":
-        return False
-    serena, mls = ctx.serena["value"], ctx.mls["value"]
-    moved = set(serena["memories"]) - set(mls["memories"])
-    if set(mls["memories"]) - set(serena["memories"]):
-        return False
-    if set(mls["read_only_memories"]) - set(serena["read_only_memories"]) != moved:
-        return False
-    if set(serena["read_only_memories"]) - set(mls["read_only_memories"]):
-        return False
-    # A name with surrounding whitespace cannot be named (input is trimmed): read-only too.
-    return bool(moved) and all(broken_rules(n) or n != n.strip() for n in moved)
+    """A name with surrounding whitespace that memory-ls trims where Serena keeps it: a new
+    name, or a lookup where the trimmed name exists. Where only the file exactly as given
+    exists, memory-ls uses it as Serena does (no difference)."""
+    for arg in NAME_ARGS:
+        raw = ctx.op.get(arg)
+        if not isinstance(raw, str) or raw == raw.strip():
+            continue
+        if arg == "new_name":
+            return True  # a new name is trimmed (SPEC 2.1)
+        exact = memory_key(serena_file_name(raw))
+        trimmed = memory_key(serena_name(raw.strip()))
+        if trimmed in ctx.before or exact not in ctx.before:
+            return True
+    return False
 
 
 def empty_needle(ctx: OpContext, _aspect: str, _path: str) -> bool:
@@ -296,7 +306,6 @@ REGISTRY: tuple[Intended, ...] = (
     Intended("names-segment-bytes", refused_for_rule("segment-bytes")),
     Intended("names-dot-segment", refused_for_rule("dot-segment")),
     Intended("names-trimmed", names_trimmed),
-    Intended("names-invalid-on-disk-read-only", invalid_on_disk_read_only),
     Intended("edit-empty-needle", empty_needle),
     Intended("frontmatter-updated-at", frontmatter_timestamps),
     Intended("save-merges-frontmatter", save_merges_frontmatter),

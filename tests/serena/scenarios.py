@@ -266,6 +266,7 @@ def _case(
     start: Snapshot,
     steps: Sequence[tuple[dict[str, Any], str | None]],
     home_padding: str = "",
+    home_relative: bool = False,
 ) -> Scenario:
     """A named case: each op with the Serena outcome kind it is about (None: any)."""
     return Scenario(
@@ -273,6 +274,7 @@ def _case(
         start,
         [op for op, _ in steps],
         home_padding=home_padding,
+        home_relative=home_relative,
         expect={i: kind for i, (_, kind) in enumerate(steps) if kind is not None},
     )
 
@@ -284,6 +286,107 @@ REFERRING = (
     "mem:notes_old stays\n"
     "[[notes]] wiki\n"
 )
+
+
+# Files Serena 2.1.0 writes for names memory-ls would not create (SPEC 2.1): each is
+# listed, read, edited, saved in place, renamed and deleted as Serena does.
+SERENA_WROTE = (
+    "what?",
+    "CON",
+    "nul.txt",
+    "tab\tname",
+    "name:colon",
+    "a|b",
+    'say "hi"',
+    "<tag>",
+    "star*",
+    "back\\slash",
+    "bell\x07",
+    "bidi\u202etxt",
+    "zero\u200bwidth",
+    "topic/AUX",
+    "con/inner",
+)
+# Names with surrounding whitespace, as Serena writes them (it does not trim).
+PADDED = (" lead", "trail ", " both ", "topic/ x ")
+
+
+def serena_wrote_cases() -> list[Scenario]:
+    """Issue 20: memories Serena wrote under names memory-ls refuses to create."""
+    odd = {name: f"{name} body\nsee `mem:notes`\n" for name in SERENA_WROTE}
+    start = tree(
+        project={**odd, "notes": "n\n", "refs": "see `mem:what?` and `mem:CON`\n"},
+        global_={"what?": "global what\n", "PRN": "global device\n"},
+    )
+    renamed = ("what?", "CON", "tab\tname", "bidi\u202etxt", "topic/AUX")
+    return [
+        _case(
+            "names-serena-wrote",
+            start,
+            [
+                (_list(), "ok"),
+                (_list("topic"), "ok"),
+                *[(_read(name), "ok") for name in SERENA_WROTE],
+                (_read("global/what?"), "ok"),
+                (_read("mem:global/PRN.md"), "ok"),
+                *[(_edit(name, "body", "BODY"), "ok") for name in SERENA_WROTE],
+                *[(_write(name, f"saved {name}\n"), "ok") for name in SERENA_WROTE[:6]],
+                (_write("global/PRN", "saved\n"), "ok"),
+                (_rename("notes", "notes2"), "ok"),  # rewrites `mem:notes` in them all
+                *[(_rename(name, f"valid_{i}"), "ok") for i, name in enumerate(renamed)],
+                (_rename("global/what?", "global/what_q"), "ok"),
+                (_read("refs"), "ok"),
+                *[(_delete(name), "ok") for name in SERENA_WROTE if name not in renamed],
+                (_delete("global/PRN"), "ok"),
+                (_list(), "ok"),
+                # Gone now: a save would create such a name (refused), a read finds nothing.
+                (_read("what?"), "not-found"),
+                (_edit("CON", "x", "y"), "not-found"),
+                (_delete("name:colon"), "not-found"),
+                (_write("what?", "new\n"), "ok"),
+                (_rename("valid_0", "CON"), "ok"),
+                (_list(), "ok"),
+            ],
+        ),
+        _case(
+            "names-padded-on-disk",
+            tree(project={**{name: f"[{name}]\n" for name in PADDED}, "notes": "n\n"}),
+            [
+                (_list(), "ok"),
+                *[(_read(name), "ok") for name in PADDED],
+                (_edit(" lead", "lead", "LEAD"), "ok"),
+                (_write("trail ", "saved\n"), "ok"),
+                (_rename(" both ", "both"), "ok"),
+                (_rename("topic/ x ", "topic/x"), "ok"),
+                (_delete("trail "), "ok"),
+                (_read(" lead"), "ok"),
+                (_list(), "ok"),
+            ],
+        ),
+        _case(
+            # Where the trimmed name exists too, memory-ls means it (names-trimmed).
+            "names-padded-and-trimmed",
+            tree(project={" notes": "exact\n", "notes": "trimmed\n"}),
+            [
+                (_read(" notes"), "ok"),
+                (_read("notes"), "ok"),
+                (_list(), "ok"),
+            ],
+        ),
+        _case(
+            "serena-home-relative",
+            tree(global_={"prefs": "global prefs\n"}),
+            [
+                (_list(), "ok"),
+                (_read("global/prefs"), "ok"),
+                (_write("global/new", "x\n"), "ok"),
+                (_rename("global/prefs", "global/prefs2"), "ok"),
+                (_list("global"), "ok"),
+            ],
+            home_padding=" ",
+            home_relative=True,
+        ),
+    ]
 
 
 def named_cases() -> list[Scenario]:
@@ -575,4 +678,4 @@ def named_cases() -> list[Scenario]:
 
 def all_scenarios() -> list[Scenario]:
     """Every scenario of the tier: the named cases, then the seeds."""
-    return [*named_cases(), *(generated(seed) for seed in SEEDS)]
+    return [*named_cases(), *serena_wrote_cases(), *(generated(seed) for seed in SEEDS)]

@@ -10,7 +10,8 @@ is a Serena tool call: {"tool": "write_memory", "memory_name": ..., "content": .
 stdout: {"scenarios": [{"id", "steps": [{"outcome": ..., "tree": snapshot}, ...]}]}.
 
 SERENA_HOME must be set by the caller to the "home" folder (with any surrounding
-whitespace it is meant to have): Serena reads it once, when the module is imported.
+whitespace it is meant to have; relative to the working directory if relative): Serena
+reads it once, when the module is imported.
 """
 
 from __future__ import annotations
@@ -188,7 +189,7 @@ def main() -> None:
     """Read the request on stdin, write the results on stdout."""
     request = json.load(sys.stdin)
     roots = {"project": request["project"], "home": request["home"]}
-    if os.environ.get("SERENA_HOME", "").strip() != roots["home"]:
+    if os.path.abspath(os.environ.get("SERENA_HOME", "").strip()) != roots["home"]:
         sys.exit(f"SERENA_HOME must be {roots['home']!r} (whitespace aside) for this request")
     results = [
         {"id": scenario["id"], "steps": run_scenario(scenario, roots)}

@@ -61,6 +61,44 @@ def test_a_save_over_frontmatter_keeps_its_keys() -> None:
     assert _explain(op, old, b"new\n", mls.replace(b"owner: me", b"owner: you")) is None
 
 
+def test_name_rules_excuse_creating_a_name_but_not_using_a_file_on_disk() -> None:
+    """Renaming to `CON` may be refused; editing, saving or renaming an existing `CON` not."""
+    refused = {"kind": "invalid-name"}
+    on_disk = {"project/.serena/memories/CON.md": file_entry(b"x\n")}
+    rename_to = {"tool": "rename_memory", "old_name": "notes", "new_name": "CON"}
+    context = intended.OpContext(rename_to, OK, refused, on_disk, {}, {})
+    assert intended.explain(context, "kind", "") == "names-windows-device"
+    for op in (
+        {"tool": "write_memory", "memory_name": "CON", "content": "y\n"},
+        {"tool": "rename_memory", "old_name": "CON", "new_name": "valid"},
+        {"tool": "delete_memory", "memory_name": "CON"},
+        _edit() | {"memory_name": "CON"},
+    ):
+        context = intended.OpContext(op, OK, refused, on_disk, {}, {})
+        assert intended.explain(context, "kind", "") is None, op
+    new = {"tool": "write_memory", "memory_name": "CON", "content": "y\n"}
+    assert intended.explain(intended.OpContext(new, OK, refused, {}, {}, {}), "kind", "") == (
+        "names-windows-device"
+    )
+
+
+def test_surrounding_spaces_are_excused_only_where_the_trimmed_name_is_meant() -> None:
+    """` x` with only the file ` x.md` on disk must act on it; with `x.md` too, `x` wins."""
+    read = {"tool": "read_memory", "memory_name": " x"}
+    exact = {"project/.serena/memories/ x.md": file_entry(b"exact\n")}
+    trimmed = {"project/.serena/memories/x.md": file_entry(b"trimmed\n")}
+    missing = {"kind": "not-found"}
+    assert (
+        intended.explain(intended.OpContext(read, OK, missing, exact, {}, {}), "kind", "") is None
+    )
+    both = exact | trimmed
+    context = intended.OpContext(read, OK, OK, both, {}, {})
+    assert intended.explain(context, "value", "") == "names-trimmed"
+    write = {"tool": "write_memory", "memory_name": " y", "content": "z"}
+    context = intended.OpContext(write, OK, OK, {}, {}, {})
+    assert intended.explain(context, "file", "project/.serena/memories/y.md") == "names-trimmed"
+
+
 def test_name_rules_excuse_refused_writes_but_not_reads_of_files_on_disk() -> None:
     """A `wi:n` write may be refused; reading an existing `wi:n` must still work."""
     refused = {"kind": "invalid-name"}

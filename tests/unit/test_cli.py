@@ -208,6 +208,17 @@ def test_edit_body_from_stdin_and_file(example: Path, tmp_path: Path) -> None:
     assert path.read_text() == "from file\n"
 
 
+def test_read_of_a_missing_memory_says_where_it_looked_and_what_is_close(example: Path) -> None:
+    result = cli(example, "read", "suggested_commandz")
+    assert result.returncode == 3 and result.stdout == ""
+    assert result.stderr == (
+        "memory-ls: error: [not-found] No memory named 'suggested_commandz' in the project "
+        "scope (searched .serena/memories, shared/feature, shared/feature_builder, shared/spec, "
+        "shared/vendor), nor 'global/suggested_commandz' in the global scope (searched "
+        f"{example.parent / 'global-memories'}). Did you mean suggested_commands?\n"
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "stdin", "code"),
     [

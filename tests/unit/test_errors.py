@@ -48,9 +48,10 @@ REFUSALS: dict[str, list[tuple[str, Call]]] = {
     "invalid-name": [
         ("save", lambda s: s.save("../escape", "x")),
         ("save-empty", lambda s: s.save("   ", "x")),
-        ("read", lambda s: s.read("bad|name")),
+        ("read", lambda s: s.read("a//b")),
         ("edit", lambda s: s.edit("a/../b", content="x")),
-        ("delete", lambda s: s.delete("C:\\notes")),
+        ("delete", lambda s: s.delete("mem:../notes.md")),
+        ("save-uncreatable", lambda s: s.save("bad|name", "x")),
         ("move-target", lambda s: s.move("notes", "../notes")),
         ("route", lambda s: s.route("/etc/passwd")),
         ("save-not-a-string", lambda s: s.save(42, "x")),
@@ -63,6 +64,9 @@ REFUSALS: dict[str, list[tuple[str, Call]]] = {
     ],
     "not-found": [
         ("read", lambda s: s.read("missing")),
+        # A name memory-ls would not create may be a file Serena wrote: looked up, not refused.
+        ("read-uncreatable", lambda s: s.read("bad|name")),
+        ("delete-uncreatable", lambda s: s.delete("C:\\notes")),
         ("edit", lambda s: s.edit("missing", content="x")),
         ("delete", lambda s: s.delete("missing")),
         ("move", lambda s: s.move("missing", "other")),

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from store_helpers import Workspace, changed_paths
 
 from memory_ls.core import Store
-from memory_ls.core.errors import InvalidName
+from memory_ls.core.errors import InvalidName, NotFound
 from memory_ls.core.names import (
     WINDOWS_RESERVED,
     caps_prefixes,
@@ -75,13 +75,13 @@ def test_caps_prefixes(name: str, prefixes: list[str], run: str | None) -> None:
     assert prefix_run(name) == run
 
 
-# Every one of these must be refused with invalid-name by every operation.
-HOSTILE_NAMES = [
+# Every one of these must be refused with invalid-name by every operation: they would
+# reach outside the folder, or no file can have them.
+UNSAFE_NAMES = [
     # traversal, in every spelling
     "../x",
     "..",
     ".",
-    "..\\x",
     "a/../../x",
     "a/./x",
     "global/../x",
@@ -89,20 +89,31 @@ HOSTILE_NAMES = [
     "x/..",
     "global/.",
     "../global/x",
-    # absolute paths and drives
+    # absolute paths
     "/etc/x",
     "//server/share/x",
-    "C:\\x",
-    "C:/x",
     # empty segments
     "",
-    "   ",
     "global/",
     "a//b",
     "a/",
-    # NUL and control characters
+    # NUL
     "x\x00",
     "a\x00/../../x",
+    "a\udcff/../x",
+    # the global scope itself is not a memory
+    "global",
+]
+
+# Serena writes files with these names, so they are looked up (a file on disk with such a
+# name is found, see below); a NEW memory with one is refused with invalid-name.
+UNCREATABLE_NAMES = [
+    "..\\x",  # one segment on POSIX (on Windows `\` separates and is refused)
+    "C:\\x",
+    "C:/x",
+    "   ",
+    " ../x ",  # trimmed, a relative step; as given, the folder ` ..`
+    # control characters
     "a\nb",
     "a\tb",
     "a\rb",
@@ -111,7 +122,6 @@ HOSTILE_NAMES = [
     "bidi\u202etxt",
     "zero\u200bwidth",
     "\ud800",  # a lone surrogate, which JSON can carry
-    "a\udcff/../x",
     # Windows-reserved characters and names
     "a:b",
     "a*b",
@@ -130,8 +140,6 @@ HOSTILE_NAMES = [
     "con /x",  # Windows drops a segment's trailing spaces: still the device
     "nul .txt",
     "topic/aux /x",
-    # the global scope itself is not a memory
-    "global",
     # control and invisible characters of every Unicode category C*
     "a\u2028b",
     "soft\u00adhyphen",
@@ -144,6 +152,7 @@ HOSTILE_NAMES = [
     "日" * 85,  # 85 characters but 255 bytes in UTF-8
     "/".join(["t"] * 17),
 ]
+HOSTILE_NAMES = UNSAFE_NAMES + UNCREATABLE_NAMES
 
 OPERATIONS: dict[str, Callable[[Store, str], Any]] = {
     "save": lambda s, n: s.save(n, "x"),
@@ -157,6 +166,8 @@ OPERATIONS: dict[str, Callable[[Store, str], Any]] = {
     "move-to": lambda s, n: s.move("victim", n),
     "import": lambda s, n: s.import_records([{"name": n, "content": "x"}]),
 }
+# The operations that only look a name up: an uncreatable name is simply not found.
+LOOKUPS = ("read", "edit-content", "edit-needle", "delete", "move-from")
 
 
 @pytest.fixture
@@ -182,10 +193,10 @@ def test_hostile_names_are_refused_and_change_nothing(
 ) -> None:
     for operation, call in OPERATIONS.items():
         before = ws.snapshot()
+        expected = NotFound if name in UNCREATABLE_NAMES and operation in LOOKUPS else InvalidName
         try:
             call(bait, name)
-        except InvalidName as exc:
-            assert exc.code == "invalid-name"
+        except expected as exc:
             assert str(exc).strip()
         except Exception as exc:
             pytest.fail(f"{operation}: {type(exc).__name__}: {exc}")
@@ -193,6 +204,84 @@ def test_hostile_names_are_refused_and_change_nothing(
             pytest.fail(f"{operation} accepted {name!r}")
         after = ws.snapshot()
         assert after == before, f"{operation} changed {sorted(changed_paths(before, after))}"
+
+
+# Files Serena 2.1.0 writes for names memory-ls would not create (one name a file).
+SERENA_WROTE = [
+    "what?",
+    "CON",
+    "nul.txt",
+    "tab\tname",
+    "name:colon",
+    "a|b",
+    'say "hi"',
+    "<tag>",
+    "star*",
+    "back\\slash",
+    "bidi\u202etxt",
+    "zero\u200bwidth",
+    "topic/AUX",
+    "con/inner",
+    " lead",
+    "trail ",
+    " both ",
+    "topic/ x ",
+]
+
+
+@pytest.mark.parametrize("name", SERENA_WROTE, ids=repr)
+def test_a_file_serena_wrote_is_read_edited_saved_renamed_and_deleted(
+    ws: Workspace, name: str
+) -> None:
+    store = ws.store()
+    path = ws.primary.joinpath(*name.split("/")).with_name(name.split("/")[-1] + ".md")
+    ws.write(path, "body\n")
+    listed = store.list_memories()["memories"]
+    assert [(m["name"], m["readOnly"]) for m in listed] == [(name, False)]
+    assert store.read(name)["content"] == "body\n"
+    assert store.read(f"mem:{name}.md")["name"] == name
+    assert store.edit(name, needle="body", replacement="edited")["path"] == str(path)
+    saved = store.save(name, "saved\n")
+    assert (saved["name"], saved["path"], saved["created"]) == (name, str(path), False)
+    assert path.read_text() == "saved\n"
+    with pytest.raises(InvalidName):
+        store.move(name, "a|new")  # a new name still follows the rules
+    moved = store.move(name, "renamed")
+    assert (moved["name"], moved["newName"]) == (name, "renamed") and not path.exists()
+    assert store.read("renamed")["content"] == "saved\n"
+    ws.write(path, "again\n")
+    assert store.delete(name)["path"] == str(path) and not path.exists()
+    if name != name.strip():
+        # A new name is trimmed (SPEC 2.1): the file as given is not created again.
+        assert store.move("renamed", name)["newName"] == name.strip()
+        assert not path.exists()
+        return
+    with pytest.raises(InvalidName):
+        store.move("renamed", name)  # creating it again is refused
+    with pytest.raises(InvalidName):
+        store.save(name, "new\n")
+    assert not path.exists()
+
+
+def test_a_trimmed_name_that_exists_wins_over_the_exact_file(ws: Workspace) -> None:
+    store = ws.store()
+    ws.write(ws.primary / "notes.md", "trimmed\n")
+    ws.write(ws.primary / " notes .md", "exact\n")
+    assert store.read(" notes ")["content"] == "trimmed\n"
+    store.delete(" notes ")
+    assert store.read(" notes ")["content"] == "exact\n"
+    # Once neither exists, a save creates the trimmed name (SPEC 2.1).
+    store.delete(" notes ")
+    assert store.save(" notes ", "new\n")["path"] == str(ws.primary / "notes.md")
+
+
+def test_patterns_apply_to_the_name_meant(ws: Workspace) -> None:
+    ws.write(ws.root / ".serena" / "project.yml", "read_only_memory_patterns: [' ro']\n")
+    ws.write(ws.primary / " ro.md", "exact\n")
+    store = ws.store()
+    assert store.read(" ro")["readOnly"] is True
+    with ws.refuses("read-only"):
+        store.edit(" ro", content="x")
 
 
 # Names Serena accepts that the old rules refused: each is a file of that name in the

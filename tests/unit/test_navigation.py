@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from store_helpers import Workspace
 
+from memory_ls.core.names import did_you_mean
 from memory_ls.core.navigation import (
-    did_you_mean,
     headings,
     moved_files,
     name_span,

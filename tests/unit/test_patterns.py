@@ -218,3 +218,22 @@ def test_serena_home_is_stripped_of_surrounding_whitespace(ws: Workspace) -> Non
     store = ws.store(environ=env)
     assert store.config.global_folder.path == str(serena / "memories" / "global")
     assert load_patterns(str(ws.root), env).is_ignored("user_x")
+
+
+def test_a_relative_serena_home_is_relative_to_the_working_directory(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As Serena opens it: against the process's directory, not the workspace root.
+    cwd = ws.tmp / "elsewhere"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    ws.write(cwd / "rel-home" / "serena_config.yml", "ignored_memory_patterns: ['user_.*']\n")
+    ws.write(ws.root / "rel-home" / "serena_config.yml", "ignored_memory_patterns: ['root_.*']\n")
+    env = {"SERENA_HOME": " rel-home "}
+    assert serena_home(env) == str(cwd / "rel-home")
+    store = ws.store(environ=env)
+    assert store.config.global_folder.path == str(cwd / "rel-home" / "memories" / "global")
+    patterns = load_patterns(str(ws.root), env)
+    assert patterns.is_ignored("user_x") and not patterns.is_ignored("root_x")
+    # `~` in SERENA_HOME is a folder name to Serena, not the home folder.
+    assert serena_home({"SERENA_HOME": "~/s"}) == str(cwd / "~" / "s")

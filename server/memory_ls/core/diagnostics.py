@@ -188,7 +188,7 @@ def memory_diagnostics(
                 *at,
                 "invalid-name",
                 f"The file name {memory.name!r} is not a valid memory name ({problem}); "
-                "it is read-only until renamed.",
+                "it can be read, edited and renamed, but not created again; rename it.",
             )
         )
     if shadowed_by is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Sequence
 from typing import ClassVar
 
 
@@ -27,9 +28,13 @@ class InvalidName(MemoryStoreError):
 
 
 class NotFound(MemoryStoreError):
-    """No memory has this name in the searched scope."""
+    """No memory has this name in the searched scope; `suggestions` are the closest names."""
 
     code = "not-found"
+
+    def __init__(self, message: str, suggestions: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.suggestions: tuple[str, ...] = tuple(suggestions)
 
 
 class Exists(MemoryStoreError):

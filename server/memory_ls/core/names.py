@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory_ls.core.errors import InvalidName
@@ -13,6 +15,8 @@ MAX_SEGMENT_BYTES = 252
 MAX_SEGMENTS = 16
 # Paths are capped (4096 bytes on Linux) including the folder and the temp file's suffix.
 MAX_NAME_BYTES = 1024
+# A file someone else wrote (Serena has no caps of its own) is looked up up to the OS's limit.
+MAX_LOOKUP_BYTES = 4096
 # Characters Windows refuses in file names (memories are shared via git); `/` separates
 # topics and is never part of a segment.
 FORBIDDEN_CHARS = frozenset('\\:*?"<>|')
@@ -108,6 +112,95 @@ def explain_name(name: str) -> str | None:
 def is_valid_name(name: str) -> bool:
     """Whether a bare name follows the rules."""
     return name_problem(name) is None
+
+
+def lookup_problem(name: str) -> str | None:
+    """Say why a bare name cannot name a file inside a memory folder, or None when it can.
+
+    Looser than `name_problem`: a file Serena wrote (`what?`, `CON`, a tab) is found under
+    its own name; only what could reach outside the folder or exist nowhere is refused.
+    """
+    if name_problem(name) is None:
+        return None
+    if not name:
+        return "the name is empty"
+    if len(name.encode("utf-8", "surrogatepass")) > MAX_LOOKUP_BYTES:
+        return f"the name is over {MAX_LOOKUP_BYTES} bytes in UTF-8"
+    if "\0" in name:
+        return "character '\\x00' is not allowed (no file name holds it)"
+    for segment in name.split("/"):
+        if segment in ("", ".", ".."):
+            return f"segment {segment!r} is empty or a relative path step"
+        # Where they separate or qualify paths (`\`, `C:`), they could lead elsewhere.
+        if os.name == "nt" and any(ch in FORBIDDEN_CHARS for ch in segment):
+            return 'characters \\ : * ? " < > | are not allowed on Windows'
+    return None
+
+
+def serena_spelling(raw: str) -> str:
+    """A name as Serena takes it: `mem:` and one `.md` removed, nothing trimmed."""
+    name = raw.removeprefix(MEM_PREFIX)
+    return name[:-3] if name.endswith(".md") else name
+
+
+def lookup_names(raw: object) -> list[ParsedName]:
+    """The names a lookup of `raw` may mean, preferred first; InvalidName if none can.
+
+    The normalised name (SPEC 2.1), then, where surrounding whitespace was trimmed, the
+    name exactly as given (Serena keeps the whitespace, so a file it wrote may have it).
+    """
+    if not isinstance(raw, str):
+        raise InvalidName(f"A memory name must be a string, not {type(raw).__name__}.")
+    spellings = [normalize_input(raw)]
+    if raw != raw.strip():
+        exact = serena_spelling(raw)
+        is_global = exact.startswith(GLOBAL_PREFIX)
+        spellings.append((exact[len(GLOBAL_PREFIX) :] if is_global else exact, is_global))
+    names: list[ParsedName] = []
+    first_problem = None
+    for name, is_global in spellings:
+        problem = lookup_problem(name)
+        if not is_global and name == GLOBAL_TOPIC:
+            problem = (
+                f"a bare {GLOBAL_TOPIC!r} is the global scope itself; name a global memory "
+                f"{GLOBAL_PREFIX}<name>"
+            )
+        if problem is None:
+            names.append(ParsedName(name, is_global))
+        elif first_problem is None:
+            first_problem = problem
+    if not names:
+        raise InvalidName(f"Invalid memory name {_shown(raw)}: {first_problem}.")
+    return names
+
+
+def did_you_mean(word: str, candidates: Sequence[str], limit: int = 3) -> list[str]:
+    """The closest candidates to a mistyped word: small edit distance first, then similarity."""
+    if not word or not candidates:
+        return []
+    # Imported on first use: most processes never mistype a name, and the import is slow.
+    from rapidfuzz import fuzz, process
+    from rapidfuzz.distance import OSA
+
+    # Allow about one typo per four characters, at least one; swapping two neighbouring
+    # letters (SPCE for SPEC) is one typo, not two.
+    budget = max(1, len(word) // 4)
+    close = [
+        (OSA.distance(word, c, score_cutoff=budget), c)
+        for c in candidates
+        if c != word and abs(len(c) - len(word)) <= budget
+    ]
+    ranked = sorted((d, c) for d, c in close if d <= budget)
+    picks = [c for _d, c in ranked[:limit]]
+    if len(picks) < limit:
+        for candidate, score, _i in process.extract(
+            word, list(candidates), scorer=fuzz.ratio, limit=limit * 2
+        ):
+            if score >= 80 and candidate != word and candidate not in picks:
+                picks.append(candidate)
+            if len(picks) == limit:
+                break
+    return picks
 
 
 def normalize_input(raw: str) -> tuple[str, bool]:

@@ -10,14 +10,17 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from rapidfuzz import fuzz, process
-from rapidfuzz.distance import OSA
-
 from memory_ls.core.document import split_frontmatter
 from memory_ls.core.errors import Exists, ReadOnly
 from memory_ls.core.folders import Folder
 from memory_ls.core.fsio import read_utf8
-from memory_ls.core.names import GLOBAL_PREFIX, MEM_PREFIX, caps_prefixes, is_valid_name
+from memory_ls.core.names import (
+    GLOBAL_PREFIX,
+    MEM_PREFIX,
+    caps_prefixes,
+    did_you_mean,
+    is_valid_name,
+)
 from memory_ls.core.references import (
     Reference,
     find_references,
@@ -332,31 +335,6 @@ def _sections(found: list[Heading], first: int, stop: int, end_line: int) -> lis
         sections.append(Section(heading, end, tuple(children)))
         at = after
     return sections
-
-
-def did_you_mean(word: str, candidates: Sequence[str], limit: int = 3) -> list[str]:
-    """The closest candidates to a mistyped word: small edit distance first, then similarity."""
-    if not word or not candidates:
-        return []
-    # Allow about one typo per four characters, at least one; swapping two neighbouring
-    # letters (SPCE for SPEC) is one typo, not two.
-    budget = max(1, len(word) // 4)
-    close = [
-        (OSA.distance(word, c, score_cutoff=budget), c)
-        for c in candidates
-        if c != word and abs(len(c) - len(word)) <= budget
-    ]
-    ranked = sorted((d, c) for d, c in close if d <= budget)
-    picks = [c for _d, c in ranked[:limit]]
-    if len(picks) < limit:
-        for candidate, score, _i in process.extract(
-            word, list(candidates), scorer=fuzz.ratio, limit=limit * 2
-        ):
-            if score >= 80 and candidate != word and candidate not in picks:
-                picks.append(candidate)
-            if len(picks) == limit:
-                break
-    return picks
 
 
 def is_markdown(path: str) -> bool:

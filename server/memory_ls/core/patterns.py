@@ -23,11 +23,15 @@ IGNORED_KEY = "ignored_memory_patterns"
 
 
 def serena_home(environ: Mapping[str, str]) -> str:
-    """Serena's home folder: `SERENA_HOME` stripped of surrounding whitespace, as Serena does."""
+    """Serena's home folder: `SERENA_HOME` stripped of surrounding whitespace, as Serena does.
+
+    A relative `SERENA_HOME` is relative to the working directory, as Serena opens it (not
+    to the workspace), and `~` in it is not expanded (Serena does not expand it either).
+    """
     home = environ.get("SERENA_HOME")
     if home is None or not home.strip():
         return os.path.expanduser(SERENA_HOME_DEFAULT)
-    return home.strip()
+    return os.path.abspath(home.strip())
 
 
 @dataclass(frozen=True)

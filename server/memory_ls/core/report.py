@@ -23,7 +23,7 @@ from memory_ls.core.diagnostics import (
 )
 from memory_ls.core.document import decode_memory
 from memory_ls.core.git import RENAMES, list_files
-from memory_ls.core.navigation import did_you_mean
+from memory_ls.core.names import did_you_mean
 from memory_ls.core.stale_paths import suggest_paths
 from memory_ls.core.store import Change, MemoryFile, Store
 

@@ -51,7 +51,11 @@ from memory_ls.core.fulltext import SearchIndex, parse_query, scan_search
 from memory_ls.core.gate import check_content, check_version, decode_for_read, version_of
 from memory_ls.core.names import (
     GLOBAL_PREFIX,
+    ParsedName,
+    did_you_mean,
     is_valid_name,
+    lookup_names,
+    name_problem,
     normalize_input,
     parse_name,
     qualify,
@@ -66,6 +70,8 @@ DEFAULT_SEARCH_LIMIT = 50
 LISTING_READ_LIMIT = 4
 # Changes a store remembers (a tool call makes one or two).
 CHANGES_KEPT = 16
+# How many close names a not-found error suggests.
+SUGGESTIONS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,12 +102,12 @@ class MemoryFile:
 
     @property
     def read_only(self) -> bool:
-        """Read-only folders, Serena's read-only patterns and invalid names are never written."""
-        return (
-            self.folder.read_only
-            or not self.valid
-            or self.folder.patterns.is_read_only(self.qualified)
-        )
+        """Read-only folders and Serena's read-only patterns are never written.
+
+        A file whose name memory-ls would not create (`what?`) is written in place, as
+        Serena writes it; only creating such a name is refused.
+        """
+        return self.folder.read_only or self.folder.patterns.is_read_only(self.qualified)
 
     @property
     def scope(self) -> str:
@@ -260,16 +266,43 @@ class Store:
                 f"({patterns.where}); nothing was written."
             )
 
-    def _check_patterns(self, raw_name: object, scope: object, *, write: bool) -> None:
-        """Serena's pattern checks, made (as Serena makes them) before the name is validated."""
+    def _check_patterns(
+        self, raw_name: object, scope: object, *, write: bool, existing: bool = True
+    ) -> None:
+        """Serena's pattern checks, made (as Serena makes them) before the name is validated.
+
+        `existing`: the name is looked up (the name it means, see `_meant`, is checked);
+        else it is a new name, checked as normalised.
+        """
         if not isinstance(raw_name, str):
             return  # parse_name says what is wrong
         name, is_global = normalize_input(raw_name)
+        if existing and raw_name != raw_name.strip():
+            try:
+                meant = self._meant(raw_name, scope)
+            except (InvalidName, InvalidArguments):
+                pass  # said when the name is parsed
+            else:
+                name, is_global = meant.name, meant.is_global
         where = self._scope_for(is_global, check_scope(scope))
         self._check_access(name, where, write=write)
 
+    def _meant(self, raw_name: object, scope: object) -> ParsedName:
+        """The existing memory's name a lookup means: the normalised name, or, when only
+        the file exactly as given exists (surrounding whitespace kept), that one."""
+        candidates = lookup_names(raw_name)
+        if len(candidates) > 1:
+            asked = check_scope(scope)
+            for parsed in candidates:
+                if self.locate_all(parsed.name, self._scope_for(parsed.is_global, asked)):
+                    return parsed
+        return candidates[0]
+
     def _hit(self, folder: Folder, name: str) -> MemoryFile | None:
         path = folder.file_for(name)
+        # Names are checked before they get here; this keeps any name from leading out.
+        if not os.path.normpath(path).startswith(folder.path.rstrip(os.sep) + os.sep):
+            return None
         if not os.path.isfile(path):
             return None
         # A topic folder that is itself another configured folder belongs to that folder.
@@ -286,31 +319,91 @@ class Store:
                 hits.append(hit)
         return hits
 
-    def find(self, raw_name: object, scope: object = None, *, write: bool = False) -> MemoryFile:
-        """The memory a name means (a bare name: a project memory); NotFound otherwise."""
+    def _lookup(
+        self, raw_name: object, scope: object, *, write: bool
+    ) -> tuple[ParsedName, str, MemoryFile | None]:
+        """(the name meant, its scope, the memory that has it or None)."""
         self._check_patterns(raw_name, scope, write=write)
-        parsed = parse_name(raw_name)
+        parsed = self._meant(raw_name, scope)
         where = self._scope_for(parsed.is_global, check_scope(scope))
         hits = self.locate_all(parsed.name, where)
-        if not hits:
-            raise NotFound(f"No memory named {parsed.qualified!r} in the {where} scope.")
-        return hits[0]
+        return parsed, where, hits[0] if hits else None
+
+    def find(self, raw_name: object, scope: object = None, *, write: bool = False) -> MemoryFile:
+        """The memory a name means (a bare name: a project memory); NotFound otherwise.
+
+        Any file Serena could have written is found under its own name, also one whose
+        name memory-ls would not create (`what?`, `CON`); see `names.lookup_names`.
+        """
+        parsed, where, memory = self._lookup(raw_name, scope, write=write)
+        if memory is None:
+            raise self.not_found(parsed.name, (where,))
+        return memory
 
     def find_for_read(self, raw_name: object, scope: object = None) -> MemoryFile:
         """A read's memory: a bare name no project memory has falls back to `global/NAME`."""
+        parsed, where, memory = self._lookup(raw_name, scope, write=False)
+        if memory is not None:
+            return memory
+        if parsed.is_global or scope is not None or self.config.global_folder is None:
+            raise self.not_found(parsed.name, (where,))
         try:
-            return self.find(raw_name, scope)
-        except NotFound:
-            parsed = parse_name(raw_name)
-            if parsed.is_global or scope is not None or self.config.global_folder is None:
-                raise
-            try:
-                return self.find(qualify(parsed.name, True))
-            except (NotFound, Ignored):
-                raise NotFound(
-                    f"No memory named {parsed.name!r} in the project scope, nor "
-                    f"{qualify(parsed.name, True)!r} in the global one."
-                ) from None
+            fallback = self._lookup(raw_name, "global", write=False)[2]
+        except Ignored:
+            fallback = None
+        if fallback is None:
+            raise self.not_found(parsed.name, ("project", "global"))
+        return fallback
+
+    def not_found(self, name: str, scopes: Sequence[str]) -> NotFound:
+        """The error for a name (within its scope) no memory has in `scopes`: which folders
+        were searched, and the closest existing names (as `suggestions` too)."""
+        searched = []
+        for scope in scopes:
+            folders = ", ".join(self._shown_folder(f) for f in self.config.folders_in(scope))
+            searched.append(
+                f"{qualify(name, scope == 'global')!r} in the {scope} scope "
+                f"(searched {folders or 'no folder'})"
+            )
+        suggestions = self._closest(name, scopes)
+        message = f"No memory named {', nor '.join(searched)}."
+        if suggestions:
+            names = [_shown_name(n) for n in suggestions]
+            shown = ", ".join(names[:-1]) + " or " if len(names) > 1 else ""
+            message += f" Did you mean {shown}{names[-1]}?"
+        return NotFound(message, suggestions)
+
+    def _closest(self, name: str, scopes: Sequence[str]) -> list[str]:
+        """Existing memories closest to a missing name, as Serena writes them: the same name
+        in a scope that was not searched, then the searched scopes' names by spelling."""
+        # Sets of bare names per scope, not MemoryFile properties per file: 10,000 names
+        # take a directory scan and a few milliseconds of distances.
+        in_scope: dict[str, set[str]] = {"project": set(), "global": set()}
+        for folder in self.config.folders:
+            in_scope[folder.scope].update(memory.name for memory in self.scan((folder,)))
+        elsewhere = [
+            qualify(name, scope == "global")
+            for scope, names in in_scope.items()
+            if scope not in scopes and name in names
+        ]
+        searched = set().union(*(in_scope[scope] for scope in scopes))
+        picks = [
+            qualify(bare, scope == "global")
+            for bare in did_you_mean(name, sorted(searched))
+            for scope in scopes
+            if bare in in_scope[scope]
+        ]
+        return list(dict.fromkeys(elsewhere + picks))[:SUGGESTIONS]
+
+    def _shown_folder(self, folder: Folder) -> str:
+        """A folder as a person would name it: relative to the workspace, or from `~`."""
+        root = self.config.root.rstrip(os.sep) + os.sep
+        if folder.path.startswith(root):
+            return folder.path[len(root) :]
+        home = os.path.expanduser("~").rstrip(os.sep)
+        if home and folder.path.startswith(home + os.sep):  # not for a home of `/`
+            return "~" + folder.path[len(home) :]
+        return folder.path
 
     def _writable(self, memory: MemoryFile) -> None:
         if memory.folder.read_only:
@@ -371,6 +464,10 @@ class Store:
             if not hits[0].folder.read_only:
                 self._write_target(hits[0].path)
             return hits[0].path, hits[0].folder, "existing"
+        problem = name_problem(name)
+        if problem:
+            # Found only as an existing file (`_name_for_save`); a new file needs a valid name.
+            raise InvalidName(f"Invalid memory name {name!r} for a new memory: {problem}.")
         folder, routed_by = route_new(
             name, where == "global", self.config.primary, self.config.additional
         )
@@ -391,9 +488,22 @@ class Store:
             self._write_target(path)
         return path, folder, routed_by
 
+    def _name_for_save(self, raw_name: object, scope: object) -> ParsedName:
+        """A save's name: an existing file is written in place under its own name (one
+        Serena wrote, `what?` or ` padded `, too); a new memory's name must follow SPEC 2.1."""
+        try:
+            meant = self._meant(raw_name, scope)
+            where = self._scope_for(meant.is_global, check_scope(scope))
+        except (InvalidName, InvalidArguments):
+            return parse_name(raw_name)  # the save says what is wrong, in its order
+        normalised = isinstance(raw_name, str) and meant.name == normalize_input(raw_name)[0]
+        if (normalised and name_problem(meant.name) is None) or self.locate_all(meant.name, where):
+            return meant  # a valid new name, or a file that exists (written in place)
+        return parse_name(raw_name)
+
     def route(self, raw_name: object, scope: object = None) -> dict[str, Any]:
         """Where a save of this name would go, without writing (`memory.route`)."""
-        parsed = parse_name(raw_name)
+        parsed = self._name_for_save(raw_name, scope)
         path, folder, routed_by = self._route(parsed.name, parsed.is_global, check_scope(scope))
         qualified = qualify(parsed.name, folder.kind == "global")
         return {
@@ -432,7 +542,7 @@ class Store:
         refuses to replace an existing memory. Content `check` would call an error, and new
         possible secrets (unless the store only warns), are refused.
         """
-        parsed = parse_name(raw_name)
+        parsed = self._name_for_save(raw_name, scope)
         text = _check_str(content, "content")
         tag_list = _check_tags(tags)
         expected = _check_version_arg(expected_version)
@@ -625,9 +735,9 @@ class Store:
         # Serena's order: both names against the patterns, both names validated, then files.
         for write in (False, True):
             self._check_patterns(raw_name, scope, write=write)
-            self._check_patterns(raw_new_name, None, write=write)
-        parse_name(raw_name)
-        new = parse_name(raw_new_name)
+            self._check_patterns(raw_new_name, None, write=write, existing=False)
+        lookup_names(raw_name)  # any file Serena could have written can be renamed
+        new = parse_name(raw_new_name)  # but a new name must follow SPEC 2.1
         new_scope = "global" if new.is_global else "project"
         source = self.find(raw_name, scope, write=True)
         self._writable(source)
@@ -1024,6 +1134,12 @@ def _as_serena_reads(doc: Document) -> str:
     newlines), and a file's byte order mark where the body is the whole file."""
     body = doc.body if doc.has_frontmatter else doc.bom + doc.body
     return body.replace("\r\n", "\n").replace("\r", "\n") if "\r" in body else body
+
+
+def _shown_name(name: str) -> str:
+    """A name in a sentence: as it is, or quoted where spaces or invisible characters
+    around or in it would be lost."""
+    return name if name == name.strip() and name.isprintable() else repr(name)
 
 
 def in_topic(name: str, is_global: bool, topic: str) -> bool:

@@ -25,10 +25,9 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from memory_ls.core.errors import Exists, InvalidArguments, MemoryStoreError
-from memory_ls.core.names import split_qualified, valid_name_for
+from memory_ls.core.names import did_you_mean, split_qualified, valid_name_for
 from memory_ls.core.navigation import (
     Replacement,
-    did_you_mean,
     name_span,
     plan_move_of,
     prefix_suggestions,

@@ -13,7 +13,7 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcException
 
-from memory_ls.core.errors import InvalidArguments, MemoryStoreError
+from memory_ls.core.errors import InvalidArguments, MemoryStoreError, NotFound
 from memory_ls.core.report import answer_with_findings
 from memory_ls.core.store import Store
 from memory_ls.lsp.server import MemoryServer
@@ -193,7 +193,15 @@ def _json_type(value: object) -> str:
 def refusal(error: MemoryStoreError) -> JsonRpcException:
     """The JSON-RPC error response for a refused store operation."""
     code = INVALID_PARAMS if isinstance(error, InvalidArguments) else REQUEST_FAILED
-    return JsonRpcException(message=error.message, code=code, data={"code": error.code})
+    return JsonRpcException(message=error.message, code=code, data=refusal_data(error))
+
+
+def refusal_data(error: MemoryStoreError) -> dict[str, Any]:
+    """What a refusal says to a program: its SPEC code, and for `not-found` the closest names."""
+    data: dict[str, Any] = {"code": error.code}
+    if isinstance(error, NotFound):
+        data["suggestions"] = list(error.suggestions)
+    return data
 
 
 def register(server: MemoryServer) -> None:

@@ -11,8 +11,7 @@ from lsprotocol import types
 from memory_ls.core.document import iso
 from memory_ls.core.errors import MemoryStoreError
 from memory_ls.core.index import Entry
-from memory_ls.core.names import name_problem
-from memory_ls.core.navigation import did_you_mean
+from memory_ls.core.names import did_you_mean, name_problem
 from memory_ls.core.references import Reference
 from memory_ls.core.store import MemoryFile
 from memory_ls.lsp.server import MemoryServer

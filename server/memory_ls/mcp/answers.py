@@ -3,7 +3,7 @@
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from memory_ls.core.errors import MemoryStoreError
+from memory_ls.core.errors import MemoryStoreError, NotFound
 
 if TYPE_CHECKING:
     from mcp.types import CallToolResult
@@ -19,8 +19,12 @@ def answer(text: str, result: Mapping[str, Any], *more: str) -> "CallToolResult"
 
 
 def refusal(exc: MemoryStoreError) -> "CallToolResult":
-    """A refused operation as a tool error: `[code] message`."""
-    return failure(f"[{exc.code}] {exc.message}")
+    """A refused operation as a tool error: `[code] message`, and for a program the code
+    (and a `not-found`'s closest names) as structured content."""
+    result = failure(f"[{exc.code}] {exc.message}")
+    if isinstance(exc, NotFound):
+        result.structured_content = {"code": exc.code, "suggestions": list(exc.suggestions)}
+    return result
 
 
 def failure(text: str) -> "CallToolResult":
