@@ -40,17 +40,29 @@ SPEC_CODES = {
     "ambiguous-match",
     "outside-store",
     "invalid-arguments",
+    "version-conflict",
+    "invalid-encoding",
+    "invalid-frontmatter",
+    "possible-secret",
 }
 # SPEC 3.3: each command's required and optional keys.
 COMMANDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "memory.save": (("name", "content"), ("tags", "scope")),
+    "memory.save": (("name", "content"), ("tags", "scope", "expectedVersion", "createOnly")),
     "memory.read": (("name",), ("scope",)),
     "memory.edit": (
         ("name",),
-        ("scope", "content", "needle", "replacement", "mode", "allowMultiple"),
+        (
+            "scope",
+            "content",
+            "needle",
+            "replacement",
+            "mode",
+            "allowMultiple",
+            "expectedVersion",
+        ),
     ),
-    "memory.delete": (("name",), ("scope",)),
-    "memory.move": (("name", "newName"), ("scope",)),
+    "memory.delete": (("name",), ("scope", "expectedVersion")),
+    "memory.move": (("name", "newName"), ("scope", "expectedVersion")),
     "memory.list": ((), ("scope", "tags", "prefix", "topic")),
     "memory.search": (("query",), ("tags", "scope", "limit")),
     "memory.route": (("name",), ("scope",)),
@@ -225,6 +237,10 @@ KEY_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "mode": st.sampled_from(["literal", "regex", "literal", "regex", "REGEX", "", "glob"]),
     "allowMultiple": st.one_of(st.booleans(), st.sampled_from([0, 1, "true", None])),
     "limit": st.one_of(st.integers(-3, 5), st.integers(-(2**70), 2**70), st.just(True)),
+    "expectedVersion": st.one_of(
+        st.text("0123456789abcdefABCDEF", min_size=0, max_size=20), texts, st.just(None)
+    ),
+    "createOnly": st.one_of(st.booleans(), st.sampled_from([0, 1, "true", None])),
 }
 extra_keys = st.dictionaries(
     st.one_of(

@@ -78,8 +78,8 @@ async def test_every_problem_check_finds_is_in_the_answer_that_introduced_it(
             ),
         )
         assert "Checked: 4 problems (4 new from this write):" in text
-        assert "Fix: did you mean payments/retry_policy?" in text
-        assert "Fix: closest existing: src/shop/cart.py." in text
+        assert "create it or fix the name. Did you mean payments/retry_policy?" in text
+        assert "Closest existing path: src/shop/cart.py." in text
         assert "possible-secret, line 4 (new)" in text and AWS_KEY not in text
         assert "unknown-prefix, line 1 (new)" in text
 
@@ -103,7 +103,7 @@ async def test_every_problem_check_finds_is_in_the_answer_that_introduced_it(
         assert new == {("possible-secret", 3), ("stale-path", 3)}
         assert old == {("broken-link", 5), ("unknown-prefix", 1)}
         assert "(2 new from this write)" in text and "already there" in text
-        assert "Fix: closest existing: docs/payments.md." in text
+        assert "Closest existing path: docs/payments.md." in text
 
     after = _check(ws, "--secrets", "warn")
     introduced = {_where(r, ws.root) for r in after} - before

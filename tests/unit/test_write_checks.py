@@ -122,7 +122,7 @@ def test_findings_mark_what_the_write_introduced(tmp_path: Path) -> None:
         ("unknown-prefix", 1, True),
         ("broken-link", 2, True),
     ]
-    assert first[1].fix == "did you mean payments/retry_policy?"
+    assert first[1].fix == "Did you mean payments/retry_policy?"
     store.edit("BUGFIX_notes", needle="# Notes\n", replacement="# Notes\n\nIntro.\n")
     second = change_findings(store, store.changes[-1])
     # The same problems, moved down a line, are not new.

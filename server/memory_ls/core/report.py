@@ -65,7 +65,7 @@ class Finding:
     def as_line(self) -> str:
         """The finding as one short line for a reader (an agent or a terminal)."""
         age = "new" if self.new else "already there"
-        fix = f" Fix: {self.fix}" if self.fix else ""
+        fix = f" {self.fix}" if self.fix else ""
         return f"- {self.severity} {self.code}, line {self.line} ({age}): {self.message}{fix}"
 
 
@@ -166,7 +166,7 @@ def _fix(store: Store, index: StoreNames, diagnostic: Diagnostic) -> str | None:
         close = did_you_mean(name, candidates)
         if close:
             prefix = "global/" if data.get("isGlobal") else ""
-            return "did you mean " + " or ".join(prefix + c for c in close) + "?"
+            return "Did you mean " + " or ".join(prefix + c for c in close) + "?"
         return None
     if diagnostic.code == "stale-path":
         resolved, bases = data.get("resolved"), data.get("bases")
@@ -188,8 +188,9 @@ def _fix(store: Store, index: StoreNames, diagnostic: Diagnostic) -> str | None:
             return None
         first = suggestions[0]
         if first.moved:
-            return f"git moved it to {first.path}."
-        return "closest existing: " + ", ".join(s.path for s in suggestions) + "."
+            return f"Git moved it to {first.path}."
+        closest = ", ".join(s.path for s in suggestions)
+        return f"Closest existing path{'s' if len(suggestions) > 1 else ''}: {closest}."
     return None
 
 
