@@ -250,3 +250,27 @@ async def test_secrets_warn_writes_and_warns(ws: Workspace) -> None:
     assert "possible-secret, line 1 (new): This looks like an AWS access key" in text
     assert AWS_KEY not in text
     assert (ws.primary / "deploy.md").read_text() == f"key {AWS_KEY}\n"
+
+
+async def test_memories_serena_wrote_under_names_we_would_not_create(ws: Workspace) -> None:
+    ws.primary.mkdir(parents=True)
+    names = ["what?", "CON", "tab\tname", "name:colon", " padded ", 'say "hi"']
+    for name in names:
+        (ws.primary / f"{name}.md").write_text(f"# {name}\n")
+    async with mcp_server(ws) as session:
+        listed = json.loads(text_of(await call(session, "list_memories")).split("\n")[0])
+        assert set(names) <= set(listed["memories"])
+        for name in names:
+            read = await call(session, "read_memory", memory_name=name)
+            assert not read.is_error and text_of(read).startswith(f"# {name}\n"), name
+            await ok(
+                session, "edit_memory", memory_name=name, needle="# ", repl="## ", mode="literal"
+            )
+            assert (ws.primary / f"{name}.md").read_text().startswith("## ")
+        # Renamed to a valid name, deleted under its own name; creating such a name is refused.
+        await ok(session, "rename_memory", old_name="what?", new_name="what")
+        assert (ws.primary / "what.md").exists() and not (ws.primary / "what?.md").exists()
+        await ok(session, "delete_memory", memory_name=" padded ")
+        assert not (ws.primary / " padded .md").exists()
+        error = await refused(session, "write_memory", memory_name="new:colon", content="x")
+        assert error.startswith("[invalid-name] ")
