@@ -9,6 +9,8 @@ from e2e_support import Session, make_workspace, session
 from lsprotocol import types
 from navigation_support import code_actions
 
+from memory_ls.core.gate import version_of
+
 
 async def quick_fixes(server: Session, uri: str) -> list[types.CodeAction]:
     """The quick fixes for the document's broken links."""
@@ -43,6 +45,8 @@ async def test_create_writes_a_heading_and_shows_the_memory(tmp_path: Path) -> N
         result = await server.command("memory.create", *(create.command.arguments or []))
         path = ws.primary / "auth" / "new_flow.md"
         assert result["path"] == str(path) and result["created"] is True
+        # Answered like every write: its version and what check finds in it (nothing here).
+        assert result["diagnostics"] == [] and result["version"] == version_of(path.read_bytes())
         assert path.read_text() == "# new_flow\n\n"
         for _ in range(100):
             if shown:

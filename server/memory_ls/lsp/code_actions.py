@@ -33,6 +33,7 @@ from memory_ls.core.navigation import (
     prefix_suggestions,
 )
 from memory_ls.core.references import Reference, find_references
+from memory_ls.core.report import answer_with_findings
 from memory_ls.lsp.commands import refusal
 from memory_ls.lsp.diagnostics import SOURCE
 from memory_ls.lsp.edits import FileEdit, can_rename_files, workspace_edit
@@ -245,9 +246,11 @@ async def create_memory(ls: MemoryServer, *arguments: object) -> dict[str, Any]:
         raise refusal(InvalidArguments(f"{CREATE_COMMAND}: name must be a string."))
 
     def create() -> dict[str, Any]:
-        if ls.store.route(name)["exists"]:
+        store = ls.store.fork()  # its own record of changes, for the findings
+        if store.route(name)["exists"]:
             raise Exists(f"Memory {name!r} already exists; nothing was written.")
-        return ls.store.save(name, new_memory_text(name))
+        result = store.save(name, new_memory_text(name), create_only=True)
+        return answer_with_findings(store, result)[0]
 
     try:
         result = await ls.in_store_thread(create)
