@@ -40,6 +40,8 @@ from memory_ls.core.errors import InvalidArguments, MemoryStoreError
 from memory_ls.core.folders import Folder, StoreConfig
 from memory_ls.core.fsio import is_temp_file, read_text, user_cache_dir
 from memory_ls.core.names import is_valid_name
+from memory_ls.core.similarity import bucket_limit, words
+from memory_ls.core.similarity import keys as duplicate_keys
 
 if TYPE_CHECKING:
     from memory_ls.core.store import MemoryFile
@@ -51,7 +53,7 @@ except ImportError:  # a Python built without it: search reads the files
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 # unicode61 splits on everything but letters and digits; remove_diacritics 2 folds
 # accents (the query side is folded the same way by `fold`).
 TOKENIZER = "unicode61 remove_diacritics 2"
@@ -88,6 +90,10 @@ _SCHEMA = (
     # contentless table (SQLite before 3.43), and the lines of a hit come from it.
     "CREATE TABLE bodies(id INTEGER PRIMARY KEY, data BLOB NOT NULL)",
     f"CREATE VIRTUAL TABLE fts USING fts5(name, body, content='', tokenize='{TOKENIZER}')",
+    # Each file's near-duplicate keys (core/similarity.py): who may nearly duplicate whom.
+    "CREATE TABLE dupkeys(key INTEGER NOT NULL, id INTEGER NOT NULL)",
+    "CREATE INDEX dupkeys_key ON dupkeys(key)",
+    "CREATE INDEX dupkeys_id ON dupkeys(id)",
 )
 # What `files` holds, in one value: the `Listing` of the walk that found the files as
 # indexed (marshal of MANIFEST_FORMAT and `Listing.packed`). A new process whose walk
@@ -470,7 +476,7 @@ class SearchIndex:
                         db.execute("COMMIT")
                     return db
             db.execute("BEGIN IMMEDIATE")
-            for table in ("fts", "bodies", "files", "meta", "manifest"):
+            for table in ("fts", "bodies", "files", "meta", "manifest", "dupkeys"):
                 db.execute(f"DROP TABLE IF EXISTS {table}")
             for statement in (*_SCHEMA, *_MANIFEST_SCHEMA):
                 db.execute(statement)
@@ -735,6 +741,7 @@ class SearchIndex:
                 ),
             )
         db.execute("DELETE FROM bodies WHERE id = ?", (ident,))
+        db.execute("DELETE FROM dupkeys WHERE id = ?", (ident,))
         db.execute("DELETE FROM files WHERE id = ?", (ident,))
 
     def _add(self, db: Any, folder: Folder, name: str, path: str, stamp: tuple[int, int]) -> None:
@@ -769,6 +776,9 @@ class SearchIndex:
             "INSERT INTO fts(rowid, name, body) VALUES (?, ?, ?)",
             (ident, folder.qualified(name), body),
         )
+        if is_valid_name(name):
+            found = duplicate_keys(folder.qualified(name), folder.scope == "global", words(body))
+            db.executemany("INSERT INTO dupkeys VALUES (?, ?)", [(k, ident) for k in found])
 
     # ----- searching ---------------------------------------------------------------------
 
@@ -859,6 +869,60 @@ class SearchIndex:
                 if len(results) >= limit:
                     return results[:limit], stale
         return results, stale
+
+    # ----- near-duplicates (core/duplicates.py) ---------------------------------------------
+
+    def duplicate_candidates(
+        self, keys: Sequence[int], written: Iterable[str] = ()
+    ) -> list[tuple[str, str, bool]] | None:
+        """(path, qualified name, global) of the memories sharing one of these near-duplicate
+        keys, or None when the index cannot answer now.
+
+        Not live, the first question brings the index in line with the disk (a walk);
+        later ones bring only the files just `written` up to date: a walk of 10,000
+        files costs more than the whole answer, and whoever else writes keeps the shared
+        index current too (a language server, every search).
+        """
+        if self.live and not self._complete:
+            return None
+        with self._lock:
+            if self.live:  # its own file events keep it current
+                if self._failed:
+                    self.apply(())
+                if not self._complete or self._failed:
+                    return None
+            elif self._complete:
+                self.apply(written)
+                if self._failed:
+                    return None
+            elif not self.sync():
+                return None
+            try:
+                db = self._connect()
+                ids: set[int] = set()
+                for key in keys:
+                    limit = bucket_limit(key)
+                    rows = db.execute(
+                        "SELECT id FROM dupkeys WHERE key = ? LIMIT ?", (key, limit + 1)
+                    ).fetchall()
+                    if len(rows) <= limit:  # more: a template's phrase, proposing nothing
+                        ids.update(row[0] for row in rows)
+                found = [
+                    db.execute("SELECT folder, name FROM files WHERE id = ?", (i,)).fetchone()
+                    for i in sorted(ids)
+                ]
+            except (IndexUnusable, sqlite3.Error) as exc:
+                logger.info("search index query failed: %s", exc)
+                return None
+        folders = self.config.folders
+        return [
+            (
+                folders[rank].file_for(name),
+                folders[rank].qualified(name),
+                folders[rank].scope == "global",
+            )
+            for rank, name in (row for row in found if row is not None)
+        ]
 
 
 def _shadowed(db: Any, name: str, folder_rank: int, global_rank: int) -> bool:

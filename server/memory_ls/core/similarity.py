@@ -98,9 +98,14 @@ def name_key(name: str) -> str:
     return " ".join(sorted(subject))
 
 
+def words(body: str) -> str:
+    """A body's folded words joined by spaces: what bodies are compared on."""
+    return " ".join(_WORD.findall(fold(body)))
+
+
 def body_words(text: str) -> str:
     """A memory's body (frontmatter left out) as folded words joined by spaces."""
-    return " ".join(_WORD.findall(fold(split_frontmatter(text)[1])))
+    return words(split_frontmatter(text)[1])
 
 
 def _key(kind: int, text: str) -> int:
@@ -164,7 +169,7 @@ class Memo:
             path,
             qualified,
             global_scope,
-            " ".join(_WORD.findall(fold(doc.body))),
+            words(doc.body),
             frozenset(mentions),
         )
 
