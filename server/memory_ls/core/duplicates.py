@@ -103,3 +103,69 @@ def _scanned_candidates(store: Store, wanted: set[int]) -> list[Candidate]:
         for candidate, shared in sharing
         if any(counts[key] <= bucket_limit(key) for key in shared)
     ]
+
+
+Found = dict[str, list[tuple[Memo, Verdict]]]
+
+
+class IndexedDuplicates:
+    """Near-duplicates of a whole store and of changed files, through a full-text index
+    (for a language server's workspace diagnostics)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def all(self) -> Found | None:
+        """Every memory with near-duplicates -> them; None while the index cannot answer."""
+        index = self.store.search_index
+        groups = index.duplicate_groups() if index is not None else None
+        if groups is None:
+            return None
+        max_bytes = self.store.config.max_memory_bytes
+        memos: dict[str, Memo | None] = {}
+
+        def memo(candidate: Candidate) -> Memo | None:
+            path = candidate[0]
+            if path not in memos:
+                memos[path] = _read_memo(candidate, max_bytes)
+            return memos[path]
+
+        found: Found = {}
+        compared: set[tuple[str, str]] = set()
+        for group in groups:
+            for at, first in enumerate(group):
+                for second in group[at + 1 :]:
+                    pair = (first[0], second[0]) if first[0] < second[0] else (second[0], first[0])
+                    if pair in compared:
+                        continue
+                    compared.add(pair)
+                    a, b = memo(first), memo(second)
+                    verdict = near_duplicate(a, b) if a is not None and b is not None else None
+                    if verdict is not None and a is not None and b is not None:
+                        found.setdefault(a.path, []).append((slim(b), verdict))
+                        found.setdefault(b.path, []).append((slim(a), verdict))
+        return found
+
+    def of(self, path: str, name: str, text: str) -> list[tuple[Memo, Verdict]] | None:
+        """The near-duplicates of one memory; None while the index cannot answer."""
+        index = self.store.search_index
+        if index is None or index.duplicate_candidates([]) is None:
+            return None
+        found = near_duplicates(self.store, path, name, text, scan_fallback=False)
+        return [(slim(m), v) for m, v in found]
+
+
+def slim(memo: Memo) -> Memo:
+    """A memory's identity without its words (what a kept finding needs)."""
+    return Memo(memo.path, memo.qualified, memo.global_scope, "", frozenset())
+
+
+def _read_memo(candidate: Candidate, max_bytes: int) -> Memo | None:
+    path, qualified, global_scope = candidate
+    try:
+        text, _size, problem = read_for_check(path, max_bytes)
+    except OSError:
+        return None
+    if text is None or problem is not None:
+        return None
+    return Memo.of(os.path.normpath(path), qualified, global_scope, text)

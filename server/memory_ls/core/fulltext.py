@@ -924,6 +924,49 @@ class SearchIndex:
             for rank, name in (row for row in found if row is not None)
         ]
 
+    def duplicate_groups(self) -> list[list[tuple[str, str, bool]]] | None:
+        """The memories sharing each near-duplicate key that more than one and not too
+        many share, as `duplicate_candidates` gives them; None when it cannot answer."""
+        with self._lock:
+            if not self._complete or self._failed:
+                return None
+            try:
+                db = self._connect()
+                shared = db.execute(
+                    "SELECT key, group_concat(id) FROM dupkeys GROUP BY key HAVING count(*) > 1"
+                ).fetchall()
+                ids = (
+                    {int(i) for key, joined in shared for i in joined.split(",")}
+                    if shared
+                    else set()
+                )
+                rows = {
+                    ident: (rank, name)
+                    for ident in sorted(ids)
+                    for rank, name in db.execute(
+                        "SELECT folder, name FROM files WHERE id = ?", (ident,)
+                    )
+                }
+            except (IndexUnusable, sqlite3.Error) as exc:
+                logger.info("search index query failed: %s", exc)
+                return None
+        folders = self.config.folders
+        groups = []
+        for key, joined in shared:
+            members = [rows[int(i)] for i in joined.split(",") if int(i) in rows]
+            if 1 < len(members) <= bucket_limit(key):
+                groups.append(
+                    [
+                        (
+                            folders[r].file_for(n),
+                            folders[r].qualified(n),
+                            folders[r].scope == "global",
+                        )
+                        for r, n in members
+                    ]
+                )
+        return groups
+
 
 def _shadowed(db: Any, name: str, folder_rank: int, global_rank: int) -> bool:
     """Whether a project memory is hidden by one of the same name earlier in lookup order."""
