@@ -136,18 +136,20 @@ def config_for(
     return config
 
 
-def bench_store(size: int) -> None:
+def bench_store(size: int, git: bool) -> None:
     """A store from bench/run.py's generator: how many near-duplicates, and the cost."""
     import run  # bench/run.py
 
     with tempfile.TemporaryDirectory() as workdir:
         made = run.generate(Path(workdir), size)
+        if git:  # every memory gains a line naming a file: bodies long enough to compare
+            run.as_repository(made, size)
         root = Path(made["root"])
         shared = tuple(f"shared/{name}" for name in run.ADDITIONAL)
         config = config_for(root, shared, Path(workdir) / "global")
         timings: dict[bool, list[float]] = {}
         found = []
-        for code_on in (False, True, False, True):
+        for code_on in (False, True) * 3:
             severities = dict(config.severities)
             severities["near-duplicate"] = "information" if code_on else "off"
             store = Store(replace(config, severities=severities))
@@ -158,7 +160,8 @@ def bench_store(size: int) -> None:
                 found = [d for d in result if d.code == "near-duplicate"]
         off, on = min(timings[False]), min(timings[True])
         print(
-            f"\nbench/run.py store of {size:,} memories: {len(found)} near-duplicate diagnostics; "
+            f"\nbench/run.py{' --git' if git else ''} store of {size:,} memories: "
+            f"{len(found)} near-duplicate diagnostics; "
             f"check {off:.2f} s without the pass, {on:.2f} s with it (+{on - off:.2f} s)"
         )
         for diagnostic in found[:5]:
@@ -168,6 +171,7 @@ def bench_store(size: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--store", type=int, default=0, help="also check a generated store")
+    parser.add_argument("--git", action="store_true", help="the store as bench/run.py --git")
     parser.add_argument("--verbose", action="store_true", help="print every pair's scores")
     args = parser.parse_args()
     rows = [(pair[1], scores(pair)) for pair in PAIRS]
@@ -205,7 +209,7 @@ def main() -> None:
     )
     pipeline(PAIRS)
     if args.store:
-        bench_store(args.store)
+        bench_store(args.store, args.git)
 
 
 if __name__ == "__main__":

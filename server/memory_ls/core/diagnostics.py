@@ -296,7 +296,7 @@ def check_store(store: Store, paths: Sequence[str] = ()) -> list[Diagnostic]:
             _store_duplicates(
                 duplicates,
                 memories,
-                {os.path.abspath(t) for t in targets},
+                {os.path.abspath(t) for t in targets} if paths else None,
                 store.config.max_memory_bytes,
             )
         )
@@ -304,13 +304,13 @@ def check_store(store: Store, paths: Sequence[str] = ()) -> list[Diagnostic]:
 
 
 def _store_duplicates(
-    table: KeyTable, memories: Sequence[MemoryFile], targets: set[str], max_bytes: int
+    table: KeyTable, memories: Sequence[MemoryFile], targets: set[str] | None, max_bytes: int
 ) -> list[Diagnostic]:
-    """`near-duplicate` for the targets among every memory of the store (keys of the
-    targets already in `table`)."""
-    known = {path for path, _q, _g in table.members}
-    for memory in memories:
-        if memory.valid and memory.path not in known:  # a check of some files only
+    """`near-duplicate` for the targets (None: every memory) among every memory of the
+    store (keys of the targets already in `table`)."""
+    known = {path for path, _q, _g in table.members} if targets is not None else set()
+    for memory in memories if targets is not None else ():  # a check of some files only
+        if memory.valid and memory.path not in known:
             try:
                 text = _checkable_text(memory.path, max_bytes)
             except OSError:
@@ -331,7 +331,9 @@ def _store_duplicates(
     others: dict[str, list[tuple[Memo, Verdict]]] = {}
     for first, second in sorted(table.pairs()):
         a, b = memo(first), memo(second)
-        if a is None or b is None or (a.path not in targets and b.path not in targets):
+        if a is None or b is None:
+            continue
+        if targets is not None and a.path not in targets and b.path not in targets:
             continue
         verdict = near_duplicate(a, b)
         if verdict is not None:
@@ -340,7 +342,7 @@ def _store_duplicates(
     return [
         near_duplicate_diagnostic(path, found)
         for path, found in sorted(others.items())
-        if path in targets
+        if targets is None or path in targets
     ]
 
 

@@ -167,9 +167,7 @@ class DiskDiagnostics(Generic[Report]):
                     after[other.path] = kept
                 if found and memory is not None:
                     after[path] = found
-                    me = Memo(
-                        memory.path, memory.qualified, memory.scope == "global", "", frozenset()
-                    )
+                    me = Memo(memory.path, memory.qualified, memory.scope == "global", "")
                     for other, verdict in found:
                         after.setdefault(other.path, []).append((me, verdict))
             after = {path: found for path, found in after.items() if found}

@@ -17,10 +17,13 @@ from memory_ls.core.diagnostics import (
 )
 from memory_ls.core.names import GLOBAL_PREFIX
 from memory_ls.core.similarity import (
+    SHINGLE_KEY,
+    SKETCH_MATCHES,
     Memo,
     Verdict,
     body_words,
     bucket_limit,
+    candidate_pairs,
     keys,
     near_duplicate,
 )
@@ -98,11 +101,13 @@ def _scanned_candidates(store: Store, wanted: set[int]) -> list[Candidate]:
             sharing.append(((memory.path, memory.qualified, global_scope), shared))
             for key in shared:
                 counts[key] = counts.get(key, 0) + 1
-    return [
-        candidate
-        for candidate, shared in sharing
-        if any(counts[key] <= bucket_limit(key) for key in shared)
-    ]
+    kept = []
+    for candidate, shared in sharing:
+        usable = [key for key in shared if counts[key] <= bucket_limit(key)]
+        sketched = sum(1 for key in usable if key & 3 == SHINGLE_KEY)
+        if sketched < len(usable) or sketched >= SKETCH_MATCHES:
+            kept.append(candidate)
+    return kept
 
 
 Found = dict[str, list[tuple[Memo, Verdict]]]
@@ -130,20 +135,15 @@ class IndexedDuplicates:
                 memos[path] = _read_memo(candidate, max_bytes)
             return memos[path]
 
+        by_path = {c[0]: c for _key, members in groups for c in members}
+        buckets = [(key, [c[0] for c in members]) for key, members in groups]
         found: Found = {}
-        compared: set[tuple[str, str]] = set()
-        for group in groups:
-            for at, first in enumerate(group):
-                for second in group[at + 1 :]:
-                    pair = (first[0], second[0]) if first[0] < second[0] else (second[0], first[0])
-                    if pair in compared:
-                        continue
-                    compared.add(pair)
-                    a, b = memo(first), memo(second)
-                    verdict = near_duplicate(a, b) if a is not None and b is not None else None
-                    if verdict is not None and a is not None and b is not None:
-                        found.setdefault(a.path, []).append((slim(b), verdict))
-                        found.setdefault(b.path, []).append((slim(a), verdict))
+        for first, second in sorted(candidate_pairs(buckets)):
+            a, b = memo(by_path[first]), memo(by_path[second])
+            verdict = near_duplicate(a, b) if a is not None and b is not None else None
+            if verdict is not None and a is not None and b is not None:
+                found.setdefault(a.path, []).append((slim(b), verdict))
+                found.setdefault(b.path, []).append((slim(a), verdict))
         return found
 
     def of(self, path: str, name: str, text: str) -> list[tuple[Memo, Verdict]] | None:
@@ -157,7 +157,7 @@ class IndexedDuplicates:
 
 def slim(memo: Memo) -> Memo:
     """A memory's identity without its words (what a kept finding needs)."""
-    return Memo(memo.path, memo.qualified, memo.global_scope, "", frozenset())
+    return Memo(memo.path, memo.qualified, memo.global_scope, "")
 
 
 def _read_memo(candidate: Candidate, max_bytes: int) -> Memo | None:

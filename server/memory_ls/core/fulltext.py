@@ -40,7 +40,7 @@ from memory_ls.core.errors import InvalidArguments, MemoryStoreError
 from memory_ls.core.folders import Folder, StoreConfig
 from memory_ls.core.fsio import is_temp_file, read_text, user_cache_dir
 from memory_ls.core.names import is_valid_name
-from memory_ls.core.similarity import bucket_limit, words
+from memory_ls.core.similarity import SHINGLE_KEY, SKETCH_MATCHES, bucket_limit, words
 from memory_ls.core.similarity import keys as duplicate_keys
 
 if TYPE_CHECKING:
@@ -900,13 +900,20 @@ class SearchIndex:
             try:
                 db = self._connect()
                 ids: set[int] = set()
-                for key in keys:
+                sketched: dict[int, int] = {}  # id -> sketch keys shared
+                for key in set(keys):
                     limit = bucket_limit(key)
                     rows = db.execute(
                         "SELECT id FROM dupkeys WHERE key = ? LIMIT ?", (key, limit + 1)
                     ).fetchall()
-                    if len(rows) <= limit:  # more: a template's phrase, proposing nothing
-                        ids.update(row[0] for row in rows)
+                    if len(rows) > limit:  # a template's phrase: it proposes nothing
+                        continue
+                    for (ident,) in rows:
+                        if key & 3 == SHINGLE_KEY:
+                            sketched[ident] = sketched.get(ident, 0) + 1
+                        else:
+                            ids.add(ident)
+                ids.update(i for i, count in sketched.items() if count >= SKETCH_MATCHES)
                 found = [
                     db.execute("SELECT folder, name FROM files WHERE id = ?", (i,)).fetchone()
                     for i in sorted(ids)
@@ -924,25 +931,24 @@ class SearchIndex:
             for rank, name in (row for row in found if row is not None)
         ]
 
-    def duplicate_groups(self) -> list[list[tuple[str, str, bool]]] | None:
-        """The memories sharing each near-duplicate key that more than one and not too
-        many share, as `duplicate_candidates` gives them; None when it cannot answer."""
+    def duplicate_groups(self) -> list[tuple[int, list[tuple[str, str, bool]]]] | None:
+        """Each near-duplicate key that more than one memory and not too many share, with
+        those memories as `duplicate_candidates` gives them; None when it cannot answer."""
         with self._lock:
             if not self._complete or self._failed:
                 return None
             try:
                 db = self._connect()
-                shared = db.execute(
-                    "SELECT key, group_concat(id) FROM dupkeys GROUP BY key HAVING count(*) > 1"
-                ).fetchall()
-                ids = (
-                    {int(i) for key, joined in shared for i in joined.split(",")}
-                    if shared
-                    else set()
-                )
+                shared = [
+                    (key, [int(i) for i in joined.split(",")])
+                    for key, joined in db.execute(
+                        "SELECT key, group_concat(id) FROM dupkeys GROUP BY key HAVING count(*) > 1"
+                    )
+                ]
+                shared = [(key, ids) for key, ids in shared if len(ids) <= bucket_limit(key)]
                 rows = {
                     ident: (rank, name)
-                    for ident in sorted(ids)
+                    for ident in sorted({i for _key, ids in shared for i in ids})
                     for rank, name in db.execute(
                         "SELECT folder, name FROM files WHERE id = ?", (ident,)
                     )
@@ -951,21 +957,16 @@ class SearchIndex:
                 logger.info("search index query failed: %s", exc)
                 return None
         folders = self.config.folders
-        groups = []
-        for key, joined in shared:
-            members = [rows[int(i)] for i in joined.split(",") if int(i) in rows]
-            if 1 < len(members) <= bucket_limit(key):
-                groups.append(
-                    [
-                        (
-                            folders[r].file_for(n),
-                            folders[r].qualified(n),
-                            folders[r].scope == "global",
-                        )
-                        for r, n in members
-                    ]
-                )
-        return groups
+        return [
+            (
+                key,
+                [
+                    (folders[r].file_for(n), folders[r].qualified(n), folders[r].scope == "global")
+                    for r, n in (rows[i] for i in ids if i in rows)
+                ],
+            )
+            for key, ids in shared
+        ]
 
 
 def _shadowed(db: Any, name: str, folder_rank: int, global_rank: int) -> bool:

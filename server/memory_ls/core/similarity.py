@@ -21,21 +21,25 @@ words. Two measures, chosen on the labelled pairs of bench/near_duplicates/:
 
 Pairs to compare are found through keys, never by comparing all pairs: the normalised
 name, the whole normalised body, and the SKETCH_SIZE smallest hashes of the body's word
-3-shingles (a bottom-k MinHash: two bodies with a high share of shingles in common
-almost surely share one of them). A key held by more than BUCKET_LIMIT memories is
-boilerplate (a template's phrase) and proposes nothing. Keys are stable across
+3-shingles (a bottom-k MinHash). Memories that share a name or a body are compared, and
+those that share at least SKETCH_MATCHES of their smallest hashes: two bodies with half
+their shingles in common almost surely do (the chance that they do not is about 0.3%),
+two that merely quote one path or phrase rarely. A key held by more than BUCKET_LIMIT
+memories is boilerplate (a template's phrase) and proposes nothing. Keys are stable across
 processes, so the full-text index keeps them on disk (core/fulltext.py).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import heapq
 import re
 import unicodedata
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass
+from typing import TypeVar
 
 from memory_ls.core.document import parse_document, split_frontmatter
 from memory_ls.core.references import find_references
@@ -45,7 +49,9 @@ from memory_ls.core.references import find_references
 BODY_THRESHOLD = 50.0
 # Bodies shorter than this many words are never compared (skeletons, one-liners).
 MIN_WORDS = 20
-SKETCH_SIZE = 8
+SKETCH_SIZE = 16
+# Memories sharing this many of their sketches' hashes are compared.
+SKETCH_MATCHES = 3
 SHINGLE_WORDS = 3
 # A key that more memories than this share is a template's phrase: it proposes no pair.
 BUCKET_LIMIT = 40
@@ -55,6 +61,8 @@ EXACT_BUCKET_LIMIT = 500
 COMPARE_WORDS = 20_000
 # The kind of a key, in its two low bits.
 SHINGLE_KEY, NAME_KEY, BODY_KEY = 0, 1, 2
+
+Member = TypeVar("Member", int, str)
 
 _WORD = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -87,7 +95,7 @@ def stem(word: str) -> str:
 
 def name_words(name: str) -> list[str]:
     """The words of a memory's name (its scope prefix not included), folded and stemmed."""
-    spaced = _CAMEL.sub(" ", name)
+    spaced = name if name.islower() else _CAMEL.sub(" ", name)
     return [stem(word) for word in _WORD.findall(fold(spaced))]
 
 
@@ -155,28 +163,45 @@ class Memo:
     qualified: str  # `global/NAME` for a global memory
     global_scope: bool
     words: str  # body_words
-    # Names it refers to ([[x]], mem:x, frontmatter supersedes / superseded_by).
-    mentions: frozenset[str]
+    text: str = ""  # the whole text, for what it refers to (read only for a match)
 
     @classmethod
     def of(cls, path: str, qualified: str, global_scope: bool, text: str) -> Memo:
         """Read what is compared from a memory's text."""
-        doc = parse_document(text)
-        mentions = {ref.target for ref in find_references(text)}
-        for field in ("supersedes", "superseded_by"):
-            mentions.update(_names_in(doc.metadata.get(field)))
-        return cls(
-            path,
-            qualified,
-            global_scope,
-            words(doc.body),
-            frozenset(mentions),
+        return cls(path, qualified, global_scope, body_words(text), text)
+
+    @functools.cached_property
+    def mentions(self) -> frozenset[str]:
+        """Names it refers to ([[x]], mem:x, frontmatter supersedes / superseded_by)."""
+        text = self.text
+        found = (
+            {r.target for r in find_references(text)} if "[[" in text or "mem:" in text else set()
         )
+        raw, _body, _line = split_frontmatter(text)
+        if raw is not None and "supersede" in raw:
+            metadata = parse_document(text).metadata
+            for field in ("supersedes", "superseded_by"):
+                found.update(_names_in(metadata.get(field)))
+        return frozenset(found)
 
     @property
     def bare_name(self) -> str:
         """The name without its `global/` prefix."""
         return self.qualified.split("/", 1)[1] if self.global_scope else self.qualified
+
+    @functools.cached_property
+    def name_key(self) -> str:
+        """`name_key` of its name (worked out once: a memory meets many others)."""
+        return name_key(self.bare_name)
+
+    @functools.cached_property
+    def shingles(self) -> frozenset[int]:
+        """Its body's shingles, none when the body is too short to compare."""
+        return (
+            frozenset(shingles(self.words))
+            if self.words.count(" ") + 1 >= MIN_WORDS
+            else frozenset()
+        )
 
 
 def _names_in(value: object) -> Iterable[str]:
@@ -189,7 +214,11 @@ def _names_in(value: object) -> Iterable[str]:
 
 def body_similarity(a: str, b: str) -> float:
     """Jaccard similarity (0-100) of two bodies' word shingles."""
-    first, second = shingles(a), shingles(b)
+    return jaccard(shingles(a), shingles(b))
+
+
+def jaccard(first: Set[int], second: Set[int]) -> float:
+    """Jaccard similarity (0-100) of two sets of shingles."""
     return 100.0 * len(first & second) / max(len(first | second), 1)
 
 
@@ -209,29 +238,37 @@ def near_duplicate(a: Memo, b: Memo, threshold: float = BODY_THRESHOLD) -> Verdi
     """
     if a.path == b.path or a.qualified == b.qualified:
         return None
+    short = not a.shingles or not b.shingles
+    score = 0.0 if short else jaccard(a.shingles, b.shingles)
+    if a.global_scope == b.global_scope and a.name_key == b.name_key:
+        verdict = Verdict("name", score)
+    elif score >= threshold:
+        verdict = Verdict("body", score)
+    else:
+        return None
     if a.qualified in b.mentions or b.qualified in a.mentions:
         return None
-    short = min(a.words.count(" "), b.words.count(" ")) + 1 < MIN_WORDS
-    score = 0.0 if short else body_similarity(a.words, b.words)
-    if a.global_scope == b.global_scope and name_key(a.bare_name) == name_key(b.bare_name):
-        return Verdict("name", score)
-    if score >= threshold:
-        return Verdict("body", score)
-    return None
+    return verdict
 
 
-def candidate_pairs(
-    keyed: Mapping[int, list[int]],
-) -> set[tuple[int, int]]:
-    """Pairs (i < j) of the memories sharing a key, from key -> memory numbers."""
-    pairs: set[tuple[int, int]] = set()
-    for key, members in keyed.items():
+def candidate_pairs(buckets: Iterable[tuple[int, Sequence[Member]]]) -> set[tuple[Member, Member]]:
+    """Pairs (first < second) of the members worth comparing, from each shared key's
+    members: sharing a name or a body key, or SKETCH_MATCHES sketch keys (keys held by
+    too many members left out)."""
+    pairs: set[tuple[Member, Member]] = set()
+    sketched: dict[tuple[Member, Member], int] = {}
+    for key, members in buckets:
         if len(members) < 2 or len(members) > bucket_limit(key):
             continue
         ordered = sorted(set(members))
         for at, first in enumerate(ordered):
             for second in ordered[at + 1 :]:
-                pairs.add((first, second))
+                pair = (first, second)
+                if key & 3 != SHINGLE_KEY:
+                    pairs.add(pair)
+                else:
+                    sketched[pair] = sketched.get(pair, 0) + 1
+    pairs.update(pair for pair, count in sketched.items() if count >= SKETCH_MATCHES)
     return pairs
 
 
@@ -260,4 +297,4 @@ class KeyTable:
 
     def pairs(self) -> set[tuple[int, int]]:
         """Pairs of members (i < j) that share a key."""
-        return candidate_pairs({k: v for k, v in self._owners.items() if isinstance(v, list)})
+        return candidate_pairs((k, v) for k, v in self._owners.items() if isinstance(v, list))
