@@ -31,13 +31,14 @@ processes, so the full-text index keeps them on disk (core/fulltext.py).
 
 from __future__ import annotations
 
+import array
 import functools
 import hashlib
 import heapq
 import re
 import unicodedata
 import zlib
-from collections.abc import Iterable, Sequence, Set
+from collections.abc import Callable, Iterable, Sequence, Set
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -52,6 +53,9 @@ MIN_WORDS = 20
 SKETCH_SIZE = 16
 # Memories sharing this many of their sketches' hashes are compared.
 SKETCH_MATCHES = 3
+# ... when their similarity estimated from their sketches is at least this (0-100): a
+# pair at the threshold (50) falls below it about once in a hundred, by chance.
+ESTIMATE_FLOOR = 25.0
 SHINGLE_WORDS = 3
 # A key that more memories than this share is a template's phrase: it proposes no pair.
 BUCKET_LIMIT = 40
@@ -251,10 +255,14 @@ def near_duplicate(a: Memo, b: Memo, threshold: float = BODY_THRESHOLD) -> Verdi
     return verdict
 
 
-def candidate_pairs(buckets: Iterable[tuple[int, Sequence[Member]]]) -> set[tuple[Member, Member]]:
+def candidate_pairs(
+    buckets: Iterable[tuple[int, Sequence[Member]]],
+    estimate: Callable[[Member, Member], float] | None = None,
+) -> set[tuple[Member, Member]]:
     """Pairs (first < second) of the members worth comparing, from each shared key's
     members: sharing a name or a body key, or SKETCH_MATCHES sketch keys (keys held by
-    too many members left out)."""
+    too many members left out) and, when their sketches are at hand, an `estimate` of
+    their similarity of at least ESTIMATE_FLOOR."""
     pairs: set[tuple[Member, Member]] = set()
     sketched: dict[tuple[Member, Member], int] = {}
     for key, members in buckets:
@@ -268,7 +276,9 @@ def candidate_pairs(buckets: Iterable[tuple[int, Sequence[Member]]]) -> set[tupl
                     pairs.add(pair)
                 else:
                     sketched[pair] = sketched.get(pair, 0) + 1
-    pairs.update(pair for pair, count in sketched.items() if count >= SKETCH_MATCHES)
+    for pair, count in sketched.items():
+        if count >= SKETCH_MATCHES and (estimate is None or estimate(*pair) >= ESTIMATE_FLOOR):
+            pairs.add(pair)
     return pairs
 
 
@@ -279,6 +289,8 @@ class KeyTable:
         self.members: list[tuple[str, str, bool]] = []  # (path, qualified, global scope)
         # Key -> the member holding it, or the members when several do (most keys: one).
         self._owners: dict[int, int | list[int]] = {}
+        # Each member's sketch, SKETCH_SIZE slots a member (flat: no object per memory).
+        self._sketches = array.array("q")
 
     def add(self, path: str, qualified: str, global_scope: bool, text: str | None) -> None:
         """Take a memory's keys (its name only when its text is unknown)."""
@@ -286,7 +298,10 @@ class KeyTable:
         self.members.append((path, qualified, global_scope))
         words = body_words(text) if text is not None else ""
         owners = self._owners
-        for key in keys(qualified, global_scope, words):
+        found = keys(qualified, global_scope, words)
+        sketched = [key for key in found if key & 3 == SHINGLE_KEY]
+        self._sketches.extend(sketched + [-1] * (SKETCH_SIZE - len(sketched)))
+        for key in found:
             held = owners.setdefault(key, number)
             if held == number:
                 continue
@@ -297,4 +312,14 @@ class KeyTable:
 
     def pairs(self) -> set[tuple[int, int]]:
         """Pairs of members (i < j) that share a key."""
-        return candidate_pairs((k, v) for k, v in self._owners.items() if isinstance(v, list))
+        shared = ((k, v) for k, v in self._owners.items() if isinstance(v, list))
+        return candidate_pairs(shared, self._estimate)
+
+    def _estimate(self, first: int, second: int) -> float:
+        """The two members' shingle similarity (0-100) estimated from their sketches: the
+        share of the smallest hashes of both that each holds."""
+        a = self._sketches[first * SKETCH_SIZE : (first + 1) * SKETCH_SIZE]
+        b = self._sketches[second * SKETCH_SIZE : (second + 1) * SKETCH_SIZE]
+        both = set(a) & set(b)
+        union = heapq.nsmallest(SKETCH_SIZE, {v for v in (*a, *b) if v >= 0})
+        return 100.0 * sum(1 for value in union if value in both) / max(len(union), 1)
