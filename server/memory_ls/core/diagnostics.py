@@ -308,7 +308,7 @@ def _store_duplicates(
 ) -> list[Diagnostic]:
     """`near-duplicate` for the targets (None: every memory) among every memory of the
     store (keys of the targets already in `table`)."""
-    known = {path for path, _q, _g in table.members} if targets is not None else set()
+    known = set(table.paths) if targets is not None else set()
     for memory in memories if targets is not None else ():  # a check of some files only
         if memory.valid and memory.path not in known:
             try:
@@ -320,7 +320,7 @@ def _store_duplicates(
 
     def memo(number: int) -> Memo | None:
         if number not in memos:
-            path, qualified, global_scope = table.members[number]
+            path, qualified, global_scope = table.member(number)
             try:
                 text = _checkable_text(path, max_bytes) or ""
                 memos[number] = Memo.of(path, qualified, global_scope, text)

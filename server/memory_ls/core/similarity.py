@@ -286,7 +286,11 @@ class KeyTable:
     """The keys of many memories, for the pairs that share one (a whole-store pass)."""
 
     def __init__(self) -> None:
-        self.members: list[tuple[str, str, bool]] = []  # (path, qualified, global scope)
+        # Each member's path, qualified name and scope, in flat lists: no tuple per memory
+        # for the cyclic garbage collector to walk again and again (a 100,000-memory check).
+        self.paths: list[str] = []
+        self.names: list[str] = []
+        self.global_scopes = bytearray()
         # Key -> the member holding it, or the members when several do (most keys: one).
         self._owners: dict[int, int | list[int]] = {}
         # Each member's sketch, SKETCH_SIZE slots a member (flat: no object per memory).
@@ -294,8 +298,10 @@ class KeyTable:
 
     def add(self, path: str, qualified: str, global_scope: bool, text: str | None) -> None:
         """Take a memory's keys (its name only when its text is unknown)."""
-        number = len(self.members)
-        self.members.append((path, qualified, global_scope))
+        number = len(self.paths)
+        self.paths.append(path)
+        self.names.append(qualified)
+        self.global_scopes.append(global_scope)
         words = body_words(text) if text is not None else ""
         owners = self._owners
         found = keys(qualified, global_scope, words)
@@ -309,6 +315,10 @@ class KeyTable:
                 owners[key] = [held, number]
             else:
                 held.append(number)
+
+    def member(self, number: int) -> tuple[str, str, bool]:
+        """(path, qualified name, global scope) of a member."""
+        return self.paths[number], self.names[number], bool(self.global_scopes[number])
 
     def pairs(self) -> set[tuple[int, int]]:
         """Pairs of members (i < j) that share a key."""
