@@ -175,3 +175,35 @@ async def test_typing_is_debounced(server: Session) -> None:
     # One publication on open. The first edit after the pause is checked at once (it may
     # be out before the next edit comes); the rest of the burst once, for its last version.
     assert versions in ([1, 10], [1, 2, 10])
+
+
+RETRY_POLICY = """# Payment retry policy
+
+Failed card charges are retried by the retry worker, not by the API handler. The worker
+reads the retry schedule from settings: 1 hour, 6 hours, 24 hours, then 72 hours. After
+the fourth failure the subscription moves to past due and the customer gets the email.
+"""
+
+
+async def test_near_duplicate_appears_when_a_copy_is_saved_and_goes_with_an_edit(
+    server: Session,
+) -> None:
+    uri = server.open(".serena/memories/payment_retries.md", RETRY_POLICY)
+    assert await server.wait_for_codes(uri, lambda codes: True) == []
+    # An agent writes the same memory again under another name.
+    copy = RETRY_POLICY.replace("fourth", "fifth")
+    await server.command("memory.save", {"name": "billing/retry_rules", "content": copy})
+    assert await server.wait_for_codes(uri, bool) == ["near-duplicate"]
+    found = only(server, uri, "near-duplicate")
+    assert found.severity == types.DiagnosticSeverity.Information
+    assert found.message.startswith("Near-duplicate of billing/retry_rules (their bodies are")
+    assert found.data["others"] == ["billing/retry_rules"]
+    # Rewritten into a memory of its own: no longer a near-duplicate.
+    server.replace_text(uri, "# Refunds\n\nRefunds are issued from the admin panel.\n", version=2)
+    assert await server.wait_for_codes(uri, lambda codes: not codes) == []
+    # Linking them says they are related on purpose.
+    server.replace_text(uri, RETRY_POLICY + "\nSee [[billing/retry_rules]].\n", version=3)
+    server.replace_text(uri, RETRY_POLICY, version=4)
+    assert await server.wait_for_codes(uri, bool) == ["near-duplicate"]
+    server.replace_text(uri, RETRY_POLICY + "\nSee [[billing/retry_rules]].\n", version=5)
+    assert await server.wait_for_codes(uri, lambda codes: not codes) == []

@@ -243,3 +243,43 @@ async def test_pushed_to_clients_without_pull(tmp_path: Path) -> None:
             lambda: all(not server.codes(uri) for uri in server.client.diagnostics),
             lambda: str({uri: server.codes(uri) for uri in server.client.diagnostics}),
         )
+
+
+RETRY_POLICY = """# Payment retry policy
+
+Failed card charges are retried by the retry worker, not by the API handler. The worker
+reads the retry schedule from settings: 1 hour, 6 hours, 24 hours, then 72 hours. After
+the fourth failure the subscription moves to past due and the customer gets the email.
+"""
+
+
+async def test_near_duplicates_of_closed_files(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path)
+    ws.write(".serena/memories/retry_policy.md", RETRY_POLICY)
+    ws.write(".serena/memories/retry_policies.md", "# Retries\n\nSee the worker.\n")
+    async with session(ws, client_name="neovim@v0.7.0") as server:
+        policy = ws.uri(".serena/memories/retry_policy.md")
+        plural = ws.uri(".serena/memories/retry_policies.md")
+        # Found once the full-text index is built (names alike: policy, policies).
+        assert await server.wait_for_codes(plural, bool) == ["near-duplicate"]
+        assert await server.wait_for_codes(policy, bool) == ["near-duplicate"]
+        # An agent writes a copy: both sides learn of it.
+        copy = ws.primary / "billing_retries.md"
+        write_by_another_process(copy, RETRY_POLICY.replace("fourth", "fifth"))
+        copy_uri = copy.as_uri()
+        assert await server.wait_for_codes(copy_uri, bool) == ["near-duplicate"]
+        await wait_until(
+            server.client,
+            types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+            lambda: "billing_retries" in str(server.client.diagnostics[policy][0].data),
+            lambda: str(server.client.diagnostics[policy]),
+        )
+        # Deleted again: gone from the other side too.
+        copy.unlink()
+        await wait_until(
+            server.client,
+            types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+            lambda: "billing_retries" not in str(server.client.diagnostics[policy]),
+            lambda: str(server.client.diagnostics[policy]),
+        )
+        assert server.codes(policy) == ["near-duplicate"]  # the plural name remains

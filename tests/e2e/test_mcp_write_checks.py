@@ -274,3 +274,38 @@ async def test_memories_serena_wrote_under_names_we_would_not_create(ws: Workspa
         assert not (ws.primary / " padded .md").exists()
         error = await refused(session, "write_memory", memory_name="new:colon", content="x")
         assert error.startswith("[invalid-name] ")
+
+
+async def test_a_near_duplicate_is_reported_with_the_offer_to_supersede(ws: Workspace) -> None:
+    body = (
+        "# Session tokens\n\nSession tokens are signed with the rotating key in the vault and "
+        "expire after {hours} hours of inactivity. The refresh endpoint issues a new token "
+        "when the old one has less than ten minutes left, and the logout endpoint revokes "
+        "every token of the session at once.\n"
+    )
+    async with mcp_server(ws) as session:
+        _, first = await ok(
+            session, "write_memory", memory_name="auth/session_tokens", content=body.format(hours=4)
+        )
+        assert first["diagnostics"] == []
+        text, second = await ok(
+            session,
+            "write_memory",
+            memory_name="auth/token_lifetime",
+            content=body.format(hours=12),
+        )
+        found = [d for d in second["diagnostics"] if d["code"] == "near-duplicate"]
+        assert len(found) == 1 and found[0]["new"] is True
+        assert "Near-duplicate of auth/session_tokens" in found[0]["message"]
+        assert "`supersedes: auth/session_tokens`" in found[0]["fix"]
+        assert "information near-duplicate, line 1 (new)" in text
+        # Once linked, they are related on purpose: the finding goes, and says it went.
+        _, third = await ok(
+            session,
+            "edit_memory",
+            memory_name="auth/token_lifetime",
+            needle="# Session tokens\n",
+            repl="# Session tokens\n\nReplaces [[auth/session_tokens]].\n",
+            mode="literal",
+        )
+        assert [d["code"] for d in third["diagnostics"]] == []

@@ -91,6 +91,27 @@ def test_check_is_clean_when_problems_are_off_or_absent(tmp_path: Path) -> None:
     assert result.stdout == ""
 
 
+def test_check_reports_near_duplicates_as_information(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    memories = ws / ".serena" / "memories"
+    memories.mkdir(parents=True)
+    body = (
+        "# Release\n\nTag the release on main, wait for the staging deploy and its smoke "
+        "tests, then promote to production from the Actions tab and watch the error rate "
+        "for fifteen minutes before announcing it.\n"
+    )
+    (memories / "release_steps.md").write_text(body)
+    (memories / "how_to_release.md").write_text(body.replace("fifteen", "twenty"))
+    result = cli(ws, "check", flags=["--no-global"])
+    assert result.returncode == 0, result.stdout + result.stderr  # information only
+    lines = sorted(result.stdout.splitlines())
+    assert [line.split(" ", 3)[:3] for line in lines] == [
+        [".serena/memories/how_to_release.md:1:1:", "information", "near-duplicate"],
+        [".serena/memories/release_steps.md:1:1:", "information", "near-duplicate"],
+    ]
+    assert "Near-duplicate of release_steps (their bodies are" in lines[0]
+
+
 def test_check_given_paths_checks_only_those(example: Path) -> None:
     result = cli(example, "check", "README.md")
     # The workspace README links to an existing memory: no finding.

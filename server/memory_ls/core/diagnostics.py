@@ -17,6 +17,7 @@ from memory_ls.core.names import GLOBAL_PREFIX, caps_prefixes, has_topic, name_p
 from memory_ls.core.references import Reference, find_references, references_in_line
 from memory_ls.core.routing import prefix_folder, unknown_prefix
 from memory_ls.core.secrets import SecretHit, find_secrets, with_article
+from memory_ls.core.similarity import KeyTable, Memo, Verdict, near_duplicate
 from memory_ls.core.stale_paths import (
     PathMention,
     RepoSnapshot,
@@ -276,12 +277,15 @@ def check_store(store: Store, paths: Sequence[str] = ()) -> list[Diagnostic]:
     by_path = {m.path: m for m in memories}
     targets = _expand(paths) if paths else [m.path for m in memories]
     found: list[Diagnostic] = []
+    duplicates = KeyTable() if store.config.severities.get("near-duplicate") != "off" else None
     for path in targets:
         memory = by_path.get(os.path.abspath(path))
         try:
             text, size, encoding_problem = read_for_check(path, store.config.max_memory_bytes)
         except OSError:
             continue
+        if duplicates is not None and memory is not None and memory.valid:
+            duplicates.add(memory.path, memory.qualified, memory.scope == "global", text)
         found.extend(
             text_diagnostics(
                 store.config,
@@ -295,7 +299,104 @@ def check_store(store: Store, paths: Sequence[str] = ()) -> list[Diagnostic]:
                 exists=exists,
             )
         )
+    if duplicates is not None:
+        found.extend(
+            _store_duplicates(
+                duplicates,
+                memories,
+                {os.path.abspath(t) for t in targets} if paths else None,
+                store.config.max_memory_bytes,
+            )
+        )
     return apply_severities(found, store.config.severities)
+
+
+def _store_duplicates(
+    table: KeyTable, memories: Sequence[MemoryFile], targets: set[str] | None, max_bytes: int
+) -> list[Diagnostic]:
+    """`near-duplicate` for the targets (None: every memory) among every memory of the
+    store (keys of the targets already in `table`)."""
+    known = set(table.paths) if targets is not None else set()
+    for memory in memories if targets is not None else ():  # a check of some files only
+        if memory.valid and memory.path not in known:
+            try:
+                text = _checkable_text(memory.path, max_bytes)
+            except OSError:
+                continue
+            table.add(memory.path, memory.qualified, memory.scope == "global", text)
+    memos: dict[int, Memo | None] = {}
+
+    def memo(number: int) -> Memo | None:
+        if number not in memos:
+            path, qualified, global_scope = table.member(number)
+            try:
+                text = _checkable_text(path, max_bytes) or ""
+                memos[number] = Memo.of(path, qualified, global_scope, text)
+            except OSError:
+                memos[number] = None
+        return memos[number]
+
+    others: dict[str, list[tuple[Memo, Verdict]]] = {}
+    for first, second in sorted(table.pairs()):
+        a, b = memo(first), memo(second)
+        if a is None or b is None:
+            continue
+        if targets is not None and a.path not in targets and b.path not in targets:
+            continue
+        verdict = near_duplicate(a, b)
+        if verdict is not None:
+            others.setdefault(a.path, []).append((b, verdict))
+            others.setdefault(b.path, []).append((a, verdict))
+    return [
+        near_duplicate_diagnostic(path, found)
+        for path, found in sorted(others.items())
+        if targets is None or path in targets
+    ]
+
+
+def _checkable_text(path: str, max_bytes: int) -> str | None:
+    """A memory's text, None when it is far too large or not UTF-8."""
+    text, _size, problem = read_for_check(path, max_bytes)
+    return text if problem is None else None
+
+
+_REASONS = {
+    "name": "the names are the same once case, separators, plurals and words such as "
+    "'notes' are set aside",
+    "body": "their bodies are {score:.0f}% alike",
+}
+# A near-duplicate diagnostic names at most this many of the others.
+NEAR_DUPLICATES_NAMED = 3
+
+
+def near_duplicate_diagnostic(path: str, found: Sequence[tuple[Memo, Verdict]]) -> Diagnostic:
+    """`near-duplicate` on a memory: the others it nearly duplicates, best first."""
+    ranked = sorted(found, key=lambda pair: (-pair[1].score, pair[0].qualified))
+    other, verdict = ranked[0]
+    why = _REASONS[verdict.reason].format(score=verdict.score)
+    if verdict.reason == "name" and verdict.score >= 50:
+        why += f", and their bodies are {verdict.score:.0f}% alike"
+    more = [memo.qualified for memo, _v in ranked[1:NEAR_DUPLICATES_NAMED]]
+    also = ""
+    if more:
+        rest = len(ranked) - 1 - len(more)
+        also = f" Also near: {', '.join(more)}" + (f" and {rest} more." if rest else ".")
+    return Diagnostic(
+        path,
+        0,
+        0,
+        0,
+        0,
+        "near-duplicate",
+        f"Near-duplicate of {other.qualified} ({why}). Merge them into one memory, delete "
+        f"one, or link them ([[{other.qualified}]]) if both should stay.{also}",
+        data={
+            "others": [memo.qualified for memo, _v in ranked],
+            "paths": [memo.path for memo, _v in ranked],
+            "reason": verdict.reason,
+            "score": round(verdict.score, 1),
+        },
+    )
 
 
 def repository_snapshot(config: StoreConfig) -> Callable[[str], bool] | None:

@@ -21,11 +21,14 @@ from typing import Generic, TypeVar
 from memory_ls.core.diagnostics import (
     Diagnostic,
     apply_severities,
+    near_duplicate_diagnostic,
     read_for_check,
     text_diagnostics,
 )
+from memory_ls.core.duplicates import Found, IndexedDuplicates
 from memory_ls.core.index import MemoryIndex, Update
 from memory_ls.core.references import find_references
+from memory_ls.core.similarity import Memo, Verdict
 from memory_ls.core.store import MemoryFile
 
 Report = TypeVar("Report")
@@ -37,9 +40,18 @@ Convert = Callable[[str, list[Diagnostic], "str | None"], Report]
 class DiskDiagnostics(Generic[Report]):
     """The diagnostics of every file of one index, as on disk (thread-safe)."""
 
-    def __init__(self, index: MemoryIndex, convert: Convert[Report]) -> None:
+    def __init__(
+        self,
+        index: MemoryIndex,
+        convert: Convert[Report],
+        duplicates: IndexedDuplicates | None = None,
+    ) -> None:
         self.index = index
         self._convert = convert
+        # Near-duplicates come from the full-text index, once it can answer: only the
+        # memories that have some are kept (path -> the others).
+        self._duplicates = duplicates
+        self._near: Found = {}
         self._lock = threading.Lock()
         # Result ids start with a token of this instance: ids from an earlier server (or
         # configuration) never match by accident.
@@ -71,6 +83,9 @@ class DiskDiagnostics(Generic[Report]):
     def check_all(self, cancelled: Callable[[], bool] = lambda: False) -> set[str] | None:
         """Check every indexed file; the paths whose report changed (None: cancelled)."""
         files = self.index.files()
+        known = self._duplicates.all() if self._duplicates is not None else None
+        with self._lock:
+            self._near = known or {}
         changed = self._check(files, cancelled)
         if changed is None:
             return None
@@ -126,6 +141,58 @@ class DiskDiagnostics(Generic[Report]):
                         changed.add(path)
         return changed
 
+    def duplicates_changed(self, paths: Iterable[str] | None) -> set[str]:
+        """The full-text index took in changed files (None: all of them): recheck the
+        near-duplicates of those files and of their old and new partners; the paths whose
+        report changed."""
+        finder = self._duplicates
+        if finder is None or self.index.config.severities.get("near-duplicate") == "off":
+            return set()
+        with self._lock:
+            before = {path: list(found) for path, found in self._near.items()}
+        if paths is None:
+            after = finder.all()
+            if after is None:
+                return set()
+        else:
+            after = {path: list(found) for path, found in before.items()}
+            for path in {os.path.normpath(p) for p in paths}:
+                memory = self.index.file(path)
+                found = self._near_of(finder, memory) if memory is not None else []
+                if found is None:
+                    return set()
+                # The other side of each pair, old and new, follows.
+                for other, _verdict in after.pop(path, []):
+                    kept = [f for f in after.get(other.path, []) if f[0].path != path]
+                    after[other.path] = kept
+                if found and memory is not None:
+                    after[path] = found
+                    me = Memo(memory.path, memory.qualified, memory.scope == "global", "")
+                    for other, verdict in found:
+                        after.setdefault(other.path, []).append((me, verdict))
+            after = {path: found for path, found in after.items() if found}
+        touched = {
+            path
+            for path in before.keys() | after.keys()
+            if sorted(o.path for o, _v in before.get(path, []))
+            != sorted(o.path for o, _v in after.get(path, []))
+        }
+        with self._lock:
+            self._near = after
+        files = [memory for path in touched if (memory := self.index.file(path)) is not None]
+        return self._check(files, lambda: False) or set()
+
+    def _near_of(
+        self, finder: IndexedDuplicates, memory: MemoryFile
+    ) -> list[tuple[Memo, Verdict]] | None:
+        try:
+            text, _size, problem = read_for_check(memory.path, self.index.config.max_memory_bytes)
+        except OSError:
+            return []
+        if text is None or problem is not None or not memory.valid:
+            return []
+        return finder.of(memory.path, memory.qualified, text)
+
     def _check(self, files: Iterable[MemoryFile], cancelled: Callable[[], bool]) -> set[str] | None:
         index = self.index
         config = index.config
@@ -142,12 +209,14 @@ class DiskDiagnostics(Generic[Report]):
                 continue  # gone meanwhile: its removal is an event of its own
             readable = text is not None and encoding is None
             refs = find_references(text) if readable and text is not None else []
-            found = apply_severities(
-                text_diagnostics(
-                    config, names, path, text, memory, shadowed, size, encoding, refs=refs
-                ),
-                config.severities,
+            checked = text_diagnostics(
+                config, names, path, text, memory, shadowed, size, encoding, refs=refs
             )
+            with self._lock:
+                near = self._near.get(path)
+            if near:
+                checked.append(near_duplicate_diagnostic(path, near))
+            found = apply_severities(checked, config.severities)
             looked_up = tuple(dict.fromkeys(sys.intern(ref.target) for ref in refs))
             report = self._convert(path, found, text) if found else None
             with self._lock:

@@ -41,6 +41,8 @@ from memory_ls.core.errors import InvalidArguments, MemoryStoreError
 from memory_ls.core.folders import Folder, StoreConfig
 from memory_ls.core.fsio import is_temp_file, read_text, user_cache_dir
 from memory_ls.core.names import is_valid_name
+from memory_ls.core.similarity import SHINGLE_KEY, SKETCH_MATCHES, bucket_limit, words
+from memory_ls.core.similarity import keys as duplicate_keys
 
 if TYPE_CHECKING:
     from memory_ls.core.store import MemoryFile
@@ -52,8 +54,9 @@ except ImportError:  # a Python built without it: search reads the files
 
 logger = logging.getLogger(__name__)
 
-# 2: files.hidden_refs, for renames (an index of another version is another file).
-SCHEMA_VERSION = 2
+# 2: files.hidden_refs, for renames; 3: and dupkeys, for near-duplicates (an index of
+# another version is another file).
+SCHEMA_VERSION = 3
 # unicode61 splits on everything but letters and digits; remove_diacritics 2 folds
 # accents (the query side is folded the same way by `fold`).
 TOKENIZER = "unicode61 remove_diacritics 2"
@@ -97,6 +100,10 @@ _SCHEMA = (
     # contentless table (SQLite before 3.43), and the lines of a hit come from it.
     "CREATE TABLE bodies(id INTEGER PRIMARY KEY, data BLOB NOT NULL)",
     f"CREATE VIRTUAL TABLE fts USING fts5(name, body, content='', tokenize='{TOKENIZER}')",
+    # Each file's near-duplicate keys (core/similarity.py): who may nearly duplicate whom.
+    "CREATE TABLE dupkeys(key INTEGER NOT NULL, id INTEGER NOT NULL)",
+    "CREATE INDEX dupkeys_key ON dupkeys(key)",
+    "CREATE INDEX dupkeys_id ON dupkeys(id)",
 )
 # What `files` holds, in one value: the `Listing` of the walk that found the files as
 # indexed (marshal of MANIFEST_FORMAT and `Listing.packed`). A new process whose walk
@@ -479,7 +486,7 @@ class SearchIndex:
                         db.execute("COMMIT")
                     return db
             db.execute("BEGIN IMMEDIATE")
-            for table in ("fts", "bodies", "files", "meta", "manifest"):
+            for table in ("fts", "bodies", "files", "meta", "manifest", "dupkeys"):
                 db.execute(f"DROP TABLE IF EXISTS {table}")
             for statement in (*_SCHEMA, *_MANIFEST_SCHEMA):
                 db.execute(statement)
@@ -773,6 +780,7 @@ class SearchIndex:
                 ),
             )
         db.execute("DELETE FROM bodies WHERE id = ?", (ident,))
+        db.execute("DELETE FROM dupkeys WHERE id = ?", (ident,))
         db.execute("DELETE FROM files WHERE id = ?", (ident,))
 
     def _add(self, db: Any, folder: Folder, name: str, path: str, stamp: tuple[int, int]) -> None:
@@ -812,6 +820,9 @@ class SearchIndex:
             "INSERT INTO fts(rowid, name, body) VALUES (?, ?, ?)",
             (ident, folder.qualified(name), body),
         )
+        if is_valid_name(name):
+            found = duplicate_keys(folder.qualified(name), folder.scope == "global", words(body))
+            db.executemany("INSERT INTO dupkeys VALUES (?, ?)", [(k, ident) for k in found])
 
     # ----- renames ---------------------------------------------------------------------
 
@@ -945,6 +956,104 @@ class SearchIndex:
                 if len(results) >= limit:
                     return results[:limit], stale
         return results, stale
+
+    # ----- near-duplicates (core/duplicates.py) ---------------------------------------------
+
+    def duplicate_candidates(
+        self, keys: Sequence[int], written: Iterable[str] = ()
+    ) -> list[tuple[str, str, bool]] | None:
+        """(path, qualified name, global) of the memories sharing one of these near-duplicate
+        keys, or None when the index cannot answer now.
+
+        Not live, the first question brings the index in line with the disk (a walk);
+        later ones bring only the files just `written` up to date: a walk of 10,000
+        files costs more than the whole answer, and whoever else writes keeps the shared
+        index current too (a language server, every search).
+        """
+        if self.live and not self._complete:
+            return None
+        with self._lock:
+            if self.live:  # its own file events keep it current
+                if self._failed:
+                    self.apply(())
+                if not self._complete or self._failed:
+                    return None
+            elif self._complete:
+                self.apply(written)
+                if self._failed:
+                    return None
+            elif not self.sync():
+                return None
+            try:
+                db = self._connect()
+                ids: set[int] = set()
+                sketched: dict[int, int] = {}  # id -> sketch keys shared
+                for key in set(keys):
+                    limit = bucket_limit(key)
+                    rows = db.execute(
+                        "SELECT id FROM dupkeys WHERE key = ? LIMIT ?", (key, limit + 1)
+                    ).fetchall()
+                    if len(rows) > limit:  # a template's phrase: it proposes nothing
+                        continue
+                    for (ident,) in rows:
+                        if key & 3 == SHINGLE_KEY:
+                            sketched[ident] = sketched.get(ident, 0) + 1
+                        else:
+                            ids.add(ident)
+                ids.update(i for i, count in sketched.items() if count >= SKETCH_MATCHES)
+                found = [
+                    db.execute("SELECT folder, name FROM files WHERE id = ?", (i,)).fetchone()
+                    for i in sorted(ids)
+                ]
+            except (IndexUnusable, sqlite3.Error) as exc:
+                logger.info("search index query failed: %s", exc)
+                return None
+        folders = self.config.folders
+        return [
+            (
+                folders[rank].file_for(name),
+                folders[rank].qualified(name),
+                folders[rank].scope == "global",
+            )
+            for rank, name in (row for row in found if row is not None)
+        ]
+
+    def duplicate_groups(self) -> list[tuple[int, list[tuple[str, str, bool]]]] | None:
+        """Each near-duplicate key that more than one memory and not too many share, with
+        those memories as `duplicate_candidates` gives them; None when it cannot answer."""
+        with self._lock:
+            if not self._complete or self._failed:
+                return None
+            try:
+                db = self._connect()
+                shared = [
+                    (key, [int(i) for i in joined.split(",")])
+                    for key, joined in db.execute(
+                        "SELECT key, group_concat(id) FROM dupkeys GROUP BY key HAVING count(*) > 1"
+                    )
+                ]
+                shared = [(key, ids) for key, ids in shared if len(ids) <= bucket_limit(key)]
+                rows = {
+                    ident: (rank, name)
+                    for ident in sorted({i for _key, ids in shared for i in ids})
+                    for rank, name in db.execute(
+                        "SELECT folder, name FROM files WHERE id = ?", (ident,)
+                    )
+                }
+            except (IndexUnusable, sqlite3.Error) as exc:
+                logger.info("search index query failed: %s", exc)
+                return None
+        folders = self.config.folders
+        return [
+            (
+                key,
+                [
+                    (folders[r].file_for(n), folders[r].qualified(n), folders[r].scope == "global")
+                    for r, n in (rows[i] for i in ids if i in rows)
+                ],
+            )
+            for key, ids in shared
+        ]
 
 
 def _shadowed(db: Any, name: str, folder_rank: int, global_rank: int) -> bool:

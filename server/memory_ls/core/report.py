@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +22,7 @@ from memory_ls.core.diagnostics import (
     text_diagnostics,
 )
 from memory_ls.core.document import decode_memory
+from memory_ls.core.duplicates import near_duplicate_diagnostics
 from memory_ls.core.git import RENAMES, list_files
 from memory_ls.core.names import did_you_mean
 from memory_ls.core.stale_paths import suggest_paths
@@ -30,10 +31,6 @@ from memory_ls.core.store import Change, MemoryFile, Store
 SEVERITY_RANK = {"error": 0, "warning": 1, "information": 2, "hint": 3}
 # Lines of findings in a text answer; the structured answer has them all.
 TEXT_LIMIT = 20
-
-# Extra checks that need the whole store (near-duplicates): (store, memory, text) -> found.
-StoreCheck = Callable[[Store, MemoryFile, str], list[Diagnostic]]
-STORE_CHECKS: list[StoreCheck] = []
 
 
 @dataclass(frozen=True)
@@ -106,7 +103,7 @@ def change_findings(store: Store, change: Change) -> list[Finding]:
     after = _diagnostics(store, index, shadowed, change.memory, change.after)
     before_memory = change.moved_from or change.memory
     before = (
-        _diagnostics(store, index, shadowed, before_memory, change.before, store_checks=False)
+        _diagnostics(store, index, shadowed, before_memory, change.before)
         if change.before is not None
         else []
     )
@@ -138,21 +135,27 @@ def _diagnostics(
     shadowed: dict[str, MemoryFile],
     memory: MemoryFile,
     data: bytes,
-    *,
-    store_checks: bool = True,
 ) -> list[Diagnostic]:
     text, problem = decode_memory(data)
     found = text_diagnostics(
         store.config, index, memory.path, text, memory, shadowed, len(data), problem
     )
-    if store_checks and problem is None:
-        for check in STORE_CHECKS:
-            found.extend(check(store, memory, text))
+    if problem is None and memory.valid:
+        # From the full-text index's keys (synced with the disk by the first question of
+        # a process); never by reading the whole store for one write.
+        found.extend(
+            near_duplicate_diagnostics(
+                store, memory.path, memory.qualified, text, scan_fallback=False
+            )
+        )
     return apply_severities(found, store.config.severities)
 
 
 def _key(diagnostic: Diagnostic) -> tuple[str, str]:
     """What makes two findings the same one, wherever its line moved."""
+    others = diagnostic.data.get("others")
+    if diagnostic.code == "near-duplicate" and isinstance(others, list) and others:
+        return diagnostic.code, str(others[0])  # the same pair, however alike they are now
     return diagnostic.code, diagnostic.message.replace(diagnostic.path, "")
 
 
@@ -167,6 +170,16 @@ def _fix(store: Store, index: StoreNames, diagnostic: Diagnostic) -> str | None:
         if close:
             prefix = "global/" if data.get("isGlobal") else ""
             return "Did you mean " + " or ".join(prefix + c for c in close) + "?"
+        return None
+    if diagnostic.code == "near-duplicate":
+        others = data.get("others")
+        if data.get("reason") == "body" and isinstance(others, list) and others:
+            # Alike but not the same: often the newer facts about the same thing.
+            return (
+                f"If this memory replaces {others[0]} (its facts changed), say so in its "
+                f"frontmatter: `supersedes: {others[0]}`; searches then rank it first and "
+                f"readers of {others[0]} are pointed here."
+            )
         return None
     if diagnostic.code == "stale-path":
         resolved, bases = data.get("resolved"), data.get("bases")

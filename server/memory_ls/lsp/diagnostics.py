@@ -22,6 +22,7 @@ from memory_ls.core.diagnostics import (
     editor_encoding_problem,
     text_diagnostics,
 )
+from memory_ls.core.duplicates import near_duplicate_diagnostics
 from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.text import client_range
 
@@ -45,6 +46,8 @@ def register(server: MemoryServer) -> None:
     """Register the document handlers that publish diagnostics."""
     publisher = Publisher(server)
     server.store_listeners.append(publisher.refresh_all)
+    # Near-duplicates are found through the full-text index: re-published as it catches up.
+    server.search_listeners.append(publisher.search_changed)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: MemoryServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -102,6 +105,15 @@ class Publisher:
             self._refresh.cancel()
         loop = asyncio.get_running_loop()
         self._refresh = loop.call_later(REFRESH_DELAY_SECONDS, self._refresh_now)
+
+    def search_changed(self, paths: set[str] | None) -> None:
+        """The full-text index took in changed files: open memories may have new
+        near-duplicates (or lost some)."""
+        if self.ls.config.severities.get("near-duplicate") != "off" and any(
+            self.ls.index.memory_for(to_fs_path(d.uri) or "") is not None
+            for d in list(self.ls.workspace.text_documents.values())
+        ):
+            self.refresh_all()
 
     def _refresh_now(self) -> None:
         self._refresh = None
@@ -164,6 +176,12 @@ class Publisher:
             encoding_problem=encoding,
             scans=self._scans.setdefault(uri, LineScans()),
         )
+        if memory is not None and memory.valid and encoding is None:
+            found.extend(
+                near_duplicate_diagnostics(
+                    ls.store, path, memory.qualified, text, scan_fallback=False
+                )
+            )
         return apply_severities(found, ls.config.severities)
 
 

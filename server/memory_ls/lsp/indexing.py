@@ -90,9 +90,11 @@ def _index_for_search(ls: MemoryServer, index: MemoryIndex, search_index: Search
         interval = sys.getswitchinterval()
         sys.setswitchinterval(min(interval, BUILD_SWITCH_INTERVAL))
         try:
-            search_index.sync(files, stamps)
+            synced = search_index.sync(files, stamps)
         finally:
             sys.setswitchinterval(interval)
+        if synced and ls.index is index:
+            ls.on_loop(lambda: ls.search_changed(None))
     except Exception:
         logger.exception("indexing for search failed")
     finally:

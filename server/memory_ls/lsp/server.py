@@ -81,6 +81,9 @@ class MemoryServer(LanguageServer):
         self.store_listeners: list[Callable[[], None]] = []
         # Called with paths that changed on disk because of our own commands.
         self.path_listeners: list[Callable[[list[str]], None]] = []
+        # Called on the event loop after the full-text index caught up with the disk (its
+        # first sync, or changed files): near-duplicates are found through it.
+        self.search_listeners: list[Callable[[set[str] | None], None]] = []
         # Called on the event loop after changed paths (files or folders) updated an index.
         self.index_listeners: list[Callable[[MemoryIndex, set[str], Update], None]] = []
         # What a document shows once closed (the file's problems on disk, where the client
@@ -197,7 +200,13 @@ class MemoryServer(LanguageServer):
     def sync_search_index(self, index: MemoryIndex, search_index: SearchIndex) -> None:
         """Bring the full-text index in line with the name index's files (off the loop)."""
         if index.scanned:
-            self.store_pool.submit(search_index.sync, index.files())
+            files = index.files()
+
+            def sync() -> None:
+                if search_index.sync(files):
+                    self.on_loop(lambda: self.search_changed(None))
+
+            self.store_pool.submit(sync)
 
     def folders_changed(self) -> None:
         """Tell the features that the folders changed: re-index, re-watch (on the event loop)."""
@@ -207,6 +216,11 @@ class MemoryServer(LanguageServer):
     def paths_written(self, paths: list[str]) -> None:
         """Our own command wrote these paths: update now rather than wait for file events."""
         for listener in self.path_listeners:
+            listener(paths)
+
+    def search_changed(self, paths: set[str] | None) -> None:
+        """Tell the features that the full-text index took in these paths (None: all)."""
+        for listener in self.search_listeners:
             listener(paths)
 
     def store_changed(self) -> None:

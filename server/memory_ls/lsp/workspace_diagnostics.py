@@ -31,6 +31,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from memory_ls.core.diagnostics import Diagnostic
 from memory_ls.core.disk_check import DiskDiagnostics
+from memory_ls.core.duplicates import IndexedDuplicates
 from memory_ls.core.index import MemoryIndex, Update
 from memory_ls.lsp.diagnostics import to_lsp
 from memory_ls.lsp.server import MemoryServer
@@ -51,6 +52,7 @@ def register(server: MemoryServer) -> None:
     reports = WorkspaceReports(server)
     server.store_listeners.append(reports.store_changed)
     server.index_listeners.append(reports.paths_changed)
+    server.search_listeners.append(reports.search_changed)
     server.closed_diagnostics = reports.closed
 
     @server.feature(
@@ -174,7 +176,7 @@ class WorkspaceReports:
             self._wake()
             self._publish_changes(set(), everything=True)
             return
-        disk = DiskDiagnostics(ls.index, self._convert)
+        disk = DiskDiagnostics(ls.index, self._convert, IndexedDuplicates(ls.store))
         self.disk = disk
 
         def check() -> None:
@@ -193,6 +195,19 @@ class WorkspaceReports:
         def recheck() -> None:
             if self.disk is disk:
                 changed = disk.update(paths, update)
+                self.ls.on_loop(lambda: self._checked(disk, changed))
+
+        self._worker.submit(recheck)
+
+    def search_changed(self, paths: set[str] | None) -> None:
+        """The full-text index took in changed files (None: all): near-duplicates follow."""
+        disk = self.disk
+        if disk is None or disk.index is not self.ls.index:
+            return
+
+        def recheck() -> None:
+            if self.disk is disk and disk.complete:
+                changed = disk.duplicates_changed(paths)
                 self.ls.on_loop(lambda: self._checked(disk, changed))
 
         self._worker.submit(recheck)
