@@ -41,6 +41,7 @@ DIAGNOSTIC_CODES: tuple[str, ...] = (
     "ignored-link",
     "context-budget",
     "stale-path",
+    "superseded",
 )
 
 DEFAULT_SEVERITIES: Mapping[str, Severity] = MappingProxyType(
@@ -58,6 +59,8 @@ DEFAULT_SEVERITIES: Mapping[str, Severity] = MappingProxyType(
         "context-budget": "warning",
         # Off where the workspace is not a git repository unless configured (folders.py).
         "stale-path": "warning",
+        # A hint on the memory another replaces; a cycle or a missing name is an error.
+        "superseded": "hint",
     }
 )
 

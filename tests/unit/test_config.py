@@ -54,6 +54,7 @@ def test_defaults_follow_the_spec() -> None:
         "ignored-link": "information",
         "context-budget": "warning",
         "stale-path": "warning",  # turned off outside git by resolve_store_config
+        "superseded": "hint",
     }
     assert set(DEFAULT_SEVERITIES) == set(DIAGNOSTIC_CODES)
 
