@@ -14,6 +14,7 @@ from memory_ls.config import ConfigError, Layer, cli_layer, merge_layers
 from memory_ls.core.errors import InvalidArguments, MemoryStoreError
 from memory_ls.core.folders import StoreConfig, resolve_store_config
 from memory_ls.core.fulltext import SearchIndex
+from memory_ls.core.related import supersede_note
 from memory_ls.core.store import Store
 
 EXIT_OK = 0
@@ -303,9 +304,12 @@ def _dispatch(
     if command == "list":
         result = store.list_memories(args.scope, args.tags, args.prefix, topic=args.topic)
     elif command == "read":
-        result = store.read(args.name, args.scope)
+        memory, data = store.read_file(args.name, args.scope)
+        result, successors = store.read_answer(memory, data)
         if "warning" in result:
             print(f"memory-ls: {result['warning']}", file=stderr)
+        if successors:
+            print(f"memory-ls: {supersede_note(memory.qualified, successors)}", file=stderr)
     elif command == "save":
         result = store.save(
             args.name,

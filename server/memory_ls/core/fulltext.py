@@ -41,6 +41,8 @@ from memory_ls.core.errors import InvalidArguments, MemoryStoreError
 from memory_ls.core.folders import Folder, StoreConfig
 from memory_ls.core.fsio import is_temp_file, read_text, user_cache_dir
 from memory_ls.core.names import is_valid_name
+from memory_ls.core.supersede import KEY_WORD as SUPERSEDE_WORD
+from memory_ls.core.supersede import SUPERSEDED_BY_KEY, SUPERSEDES_KEY
 
 if TYPE_CHECKING:
     from memory_ls.core.store import MemoryFile
@@ -53,7 +55,8 @@ except ImportError:  # a Python built without it: search reads the files
 logger = logging.getLogger(__name__)
 
 # 2: files.hidden_refs, for renames (an index of another version is another file).
-SCHEMA_VERSION = 2
+# 3: hidden_refs also marks frontmatter that may declare supersede relations.
+SCHEMA_VERSION = 3
 # unicode61 splits on everything but letters and digits; remove_diacritics 2 folds
 # accents (the query side is folded the same way by `fold`).
 TOKENIZER = "unicode61 remove_diacritics 2"
@@ -87,7 +90,8 @@ _SCHEMA = (
     # One row per indexed file: `folder` is its folder's position in the configuration,
     # `name` its name in that folder as on disk; `tags` are newline-delimited;
     # `hidden_refs` is 1 when the file may hold a reference outside its indexed body
-    # (`mem:` or `[[` in its frontmatter, or a body too large to index).
+    # (`mem:`, `[[` or a supersede relation in its frontmatter, or a body too large to
+    # index).
     "CREATE TABLE files(id INTEGER PRIMARY KEY, folder INTEGER NOT NULL, name TEXT NOT NULL, "
     "mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, valid INTEGER NOT NULL, "
     "tags TEXT NOT NULL, body_line INTEGER NOT NULL, hidden_refs INTEGER NOT NULL, "
@@ -788,7 +792,7 @@ class SearchIndex:
             body, body_line, tags = doc.body, doc.body_line, tuple(doc.tags)
             # The body is the end of the text: what comes before it is not indexed.
             head = text[: len(text) - len(body)]
-            hidden_refs = "mem:" in head or "[[" in head
+            hidden_refs = "mem:" in head or "[[" in head or SUPERSEDE_WORD in head
         cursor = db.execute(
             "INSERT INTO files(folder, name, mtime_ns, size, valid, tags, body_line, "
             "hidden_refs) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -825,7 +829,8 @@ class SearchIndex:
         to it (`[[ NAME.md ]]`, `mem:global/NAME`), between characters that are no part of
         a word, so the files that hold it are among those whose body has its words in a
         row, the last maybe longer (`mem:NAME` before a letter no name holds), and those
-        whose references the body does not show (`hidden_refs`).
+        whose references the body does not show (`hidden_refs`). A supersede relation
+        (core/supersede.py) is declared in frontmatter: its holders are among the latter.
         """
         if self.live:
             # Only as current as the events its owner reported: that owner (the language
@@ -833,23 +838,31 @@ class SearchIndex:
             return None
         phrases = []
         for key in keys:
+            if key[:1] in (SUPERSEDES_KEY, SUPERSEDED_BY_KEY):
+                # Declared in frontmatter, which is not indexed: among the hidden_refs files.
+                continue
             words = tokens(key.removeprefix(SERENA_MARK))
             if not words or not _PLAIN_KEY.fullmatch(key.removeprefix(SERENA_MARK)):
                 return None  # words the two tokenizers may cut differently
             phrases.append(f"({Part(tuple(words), prefix=True).expression()})")
-        if not phrases:
+        if not keys:
             return []
         with self._lock:
             if not self.sync():
                 return None
             try:
                 db = self._connect()
-                found = db.execute(
-                    "SELECT folder, name FROM files WHERE hidden_refs UNION "
-                    "SELECT folder, name FROM files WHERE id IN "
-                    "(SELECT rowid FROM fts WHERE fts MATCH ?)",
-                    ("{body} : (" + " OR ".join(phrases) + ")",),
-                ).fetchall()
+                if phrases:
+                    found = db.execute(
+                        "SELECT folder, name FROM files WHERE hidden_refs UNION "
+                        "SELECT folder, name FROM files WHERE id IN "
+                        "(SELECT rowid FROM fts WHERE fts MATCH ?)",
+                        ("{body} : (" + " OR ".join(phrases) + ")",),
+                    ).fetchall()
+                else:
+                    found = db.execute(
+                        "SELECT folder, name FROM files WHERE hidden_refs"
+                    ).fetchall()
             except (IndexUnusable, sqlite3.Error) as exc:
                 logger.info("search index could not name a rename's referrers: %s", exc)
                 return None
