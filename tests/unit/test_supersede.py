@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from store_helpers import Workspace
@@ -227,3 +231,55 @@ def test_the_index_learns_the_relations_an_open_document_is_checked_against(
     )
     hint = next(d for d in found if d.code == "superseded")
     assert hint.line == 1 and "both old's and new's frontmatter say so" in hint.message
+
+
+def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HOME": str(root.parent / "home"), "XDG_CACHE_HOME": str(root / "c")}
+    return subprocess.run(
+        [sys.executable, "-m", "memory_ls.cli", *args, "--root", str(root)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+
+
+def test_the_cli_reads_with_a_note_on_stderr_and_checks(ws: Workspace) -> None:
+    ws.write(ws.primary / "old.md", "# Old\nold facts\n")
+    ws.write(ws.primary / "new.md", "---\nsupersedes: old\n---\n# New\n")
+    read = _cli(ws.root, "read", "old")
+    assert read.returncode == 0
+    assert read.stdout == "# Old\nold facts\n"
+    assert read.stderr.startswith("memory-ls: Note: this memory (old) is superseded by new")
+    as_json = json.loads(_cli(ws.root, "read", "old", "--json").stdout)
+    assert as_json["supersededBy"] == ["new"]
+    assert json.loads(_cli(ws.root, "read", "new", "--json").stdout)["supersededBy"] == []
+    check = _cli(ws.root, "check")
+    assert ".serena/memories/old.md:1:1: hint superseded Superseded by new" in check.stdout
+    # A hint alone is no failure; a name no memory has is an error.
+    assert check.returncode == 0, check.stdout
+    ws.write(ws.primary / "new.md", "---\nsupersedes: [old, olden]\n---\n# New\n")
+    check = _cli(ws.root, "check")
+    assert ".serena/memories/new.md:2:1: error superseded `supersedes: olden`" in check.stdout
+    assert check.returncode == 1
+
+
+def test_related_memories_through_the_store(ws: Workspace) -> None:
+    store = ws.store()
+    ws.write(ws.primary / "hub.md", "# Hub\n[[a]] [[global/g]] [[b]] [[a]]\n")
+    ws.write(ws.primary / "a.md", "First line, no heading\n# Later heading\n[[hub]]\n")
+    ws.write(ws.global_dir / "g.md", "---\ntags: [x]\n---\n## Global one\n")
+    ws.write(ws.primary / "hubs.md", "Not [[hub]]s: `mem:hub`\n")
+    ws.write(ws.primary / "hub_2.md", "[[hub_2]] only\n")
+    ws.write(ws.global_dir / "other.md", "Project hub from global: [[hub]]\n")
+    related = store.read("hub", related=True)["related"]
+    assert related["links"] == [
+        {"name": "a", "title": "Later heading", "broken": False},
+        {"name": "global/g", "title": "Global one", "broken": False},
+        {"name": "b", "broken": True},
+    ]
+    assert related["backlinks"] == [
+        {"name": "a", "line": 3, "text": "[[hub]]"},
+        {"name": "global/other", "line": 1, "text": "Project hub from global: [[hub]]"},
+        {"name": "hubs", "line": 1, "text": "Not [[hub]]s: `mem:hub`"},
+    ]
