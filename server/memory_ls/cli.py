@@ -14,6 +14,7 @@ from memory_ls.config import ConfigError, Layer, cli_layer, merge_layers
 from memory_ls.core.errors import InvalidArguments, MemoryStoreError
 from memory_ls.core.folders import StoreConfig, resolve_store_config
 from memory_ls.core.fulltext import SearchIndex
+from memory_ls.core.related import supersede_note
 from memory_ls.core.store import Store
 
 EXIT_OK = 0
@@ -245,10 +246,10 @@ def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> i
             )
         for problem in config.patterns.problems:
             print(f"memory-ls: warning: {problem}", file=stderr)
-        # Only a search and a move (to find the referrers) open the full-text index (kept
-        # in the user's cache directory).
+        # A search, a move (to find the referrers) and a read (who supersedes it) open the
+        # full-text index (kept in the user's cache directory).
         search_index = (
-            SearchIndex(config, live=False) if args.command in ("search", "move") else None
+            SearchIndex(config, live=False) if args.command in ("search", "move", "read") else None
         )
         try:
             return _dispatch(args, Store(config, search_index), stdin, stdout, stderr)
@@ -303,9 +304,12 @@ def _dispatch(
     if command == "list":
         result = store.list_memories(args.scope, args.tags, args.prefix, topic=args.topic)
     elif command == "read":
-        result = store.read(args.name, args.scope)
+        memory, data = store.read_file(args.name, args.scope)
+        result, successors = store.read_answer(memory, data)
         if "warning" in result:
             print(f"memory-ls: {result['warning']}", file=stderr)
+        if successors:
+            print(f"memory-ls: {supersede_note(memory.qualified, successors)}", file=stderr)
     elif command == "save":
         result = store.save(
             args.name,

@@ -42,6 +42,7 @@ DIAGNOSTIC_CODES: tuple[str, ...] = (
     "context-budget",
     "stale-path",
     "near-duplicate",
+    "superseded",
 )
 
 DEFAULT_SEVERITIES: Mapping[str, Severity] = MappingProxyType(
@@ -60,6 +61,8 @@ DEFAULT_SEVERITIES: Mapping[str, Severity] = MappingProxyType(
         # Off where the workspace is not a git repository unless configured (folders.py).
         "stale-path": "warning",
         "near-duplicate": "information",
+        # A hint on the memory another replaces; a cycle or a missing name is an error.
+        "superseded": "hint",
     }
 )
 

@@ -29,6 +29,7 @@ READ_KEYS = {
     "updatedAt",
     "readOnly",
     "version",
+    "supersededBy",
 }
 LIST_ITEM_KEYS = {"name", "path", "scope", "folder", "tags", "updatedAt", "readOnly", "shadows"}
 

@@ -181,6 +181,7 @@ def test_json_results_have_the_server_shapes(example: Path) -> None:
         "updatedAt",
         "readOnly",
         "version",
+        "supersededBy",
     }
     assert read["content"] == "zebra\n" and read["tags"] == ["x"]
     edited = json.loads(

@@ -55,6 +55,7 @@ def test_defaults_follow_the_spec() -> None:
         "context-budget": "warning",
         "stale-path": "warning",  # turned off outside git by resolve_store_config
         "near-duplicate": "information",
+        "superseded": "hint",
     }
     assert set(DEFAULT_SEVERITIES) == set(DIAGNOSTIC_CODES)
 

@@ -27,6 +27,15 @@ from memory_ls.core.stale_paths import (
     stale_paths,
 )
 from memory_ls.core.store import MemoryFile, Store
+from memory_ls.core.supersede import (
+    KEY_WORD,
+    SUPERSEDED_BY,
+    SUPERSEDES,
+    Declaration,
+    SupersedeGraph,
+    declaration,
+    declaration_of_text,
+)
 
 SEVERITY_ORDER = ("error", "warning", "information", "hint")
 # Files over this many times maxMemoryBytes are only reported as too large, never read.
@@ -46,6 +55,9 @@ class Diagnostic:
     message: str
     severity: Severity = "warning"
     data: Mapping[str, Any] = field(default_factory=dict)
+    # The severity is the finding's own, not the code's setting (which can only turn it
+    # off): a supersede relation that cannot hold is an error, however quiet its hint.
+    fixed: bool = False
 
 
 class Names(Protocol):
@@ -75,6 +87,12 @@ class NameIndex:
     def has(self, name: str, is_global: bool) -> bool:
         """Whether a reference to `name` resolves: in its own scope, never falling back."""
         return name in (self.global_ if is_global else self.project)
+
+    def has_qualified(self, name: str) -> bool:
+        """Whether a memory has this name as Serena writes it (`global/x` or `x`)."""
+        if name.startswith(GLOBAL_PREFIX):
+            return name[len(GLOBAL_PREFIX) :] in self.global_
+        return name in self.project
 
     def names(self) -> list[str]:
         """Every known name as Serena writes it, for "did you mean"."""
@@ -250,6 +268,8 @@ def apply_severities(
     for diagnostic in diagnostics:
         severity = severities.get(diagnostic.code, "warning")
         if severity != "off":
+            if diagnostic.fixed:
+                severity = diagnostic.severity
             result.append(replace(diagnostic, severity=severity))
     return result
 
@@ -278,6 +298,8 @@ def check_store(store: Store, paths: Sequence[str] = ()) -> list[Diagnostic]:
     targets = _expand(paths) if paths else [m.path for m in memories]
     found: list[Diagnostic] = []
     duplicates = KeyTable() if store.config.severities.get("near-duplicate") != "off" else None
+    declarations: dict[str, Declaration] = {}
+    checked: list[MemoryFile] = []
     for path in targets:
         memory = by_path.get(os.path.abspath(path))
         try:
@@ -299,6 +321,24 @@ def check_store(store: Store, paths: Sequence[str] = ()) -> list[Diagnostic]:
                 exists=exists,
             )
         )
+        if memory is not None:
+            checked.append(memory)
+            if text is not None and encoding_problem is None and supersede_counts(memory, shadowed):
+                declared = declaration_of_text(memory.qualified, text)
+                if declared is not None:
+                    declarations[memory.path] = declared
+    # Whether a memory is superseded depends on every memory's frontmatter: the files
+    # not checked are read for their declarations only.
+    if paths:
+        for memory in memories:
+            if memory.path not in declarations and supersede_counts(memory, shadowed):
+                declared = read_declaration(memory, store.config.max_memory_bytes)
+                if declared is not None:
+                    declarations[memory.path] = declared
+    graph = SupersedeGraph(declarations.values(), index.has_qualified)
+    for memory in checked:
+        if supersede_counts(memory, shadowed):
+            found.extend(supersede_diagnostics(memory, graph.declaration(memory.qualified), graph))
     if duplicates is not None:
         found.extend(
             _store_duplicates(
@@ -399,6 +439,116 @@ def near_duplicate_diagnostic(path: str, found: Sequence[tuple[Memo, Verdict]]) 
     )
 
 
+def supersede_counts(memory: MemoryFile, shadowed: Mapping[str, MemoryFile]) -> bool:
+    """Whether a file's supersede relations count: a valid name's memory, not a file it hides."""
+    return memory.valid and memory.path not in shadowed
+
+
+def read_declaration(memory: MemoryFile, max_memory_bytes: int) -> Declaration | None:
+    """What a memory file's frontmatter declares (None: nothing, or unreadable)."""
+    try:
+        text, _size, problem = read_for_check(memory.path, max_memory_bytes)
+    except OSError:
+        return None
+    if text is None or problem is not None:
+        return None
+    return declaration_of_text(memory.qualified, text)
+
+
+def supersede_diagnostics(
+    memory: MemoryFile, own: Declaration | None, graph: SupersedeGraph
+) -> list[Diagnostic]:
+    """`superseded`: a hint on a memory others replace; an error where a relation cannot
+    hold (a cycle, a name no memory has, a value that is no name), on the key's line."""
+    name = memory.qualified
+    if own is None and not graph.touches(name):
+        return []
+    found: list[Diagnostic] = []
+
+    def at_key(key: str, message: str, data: dict[str, Any]) -> Diagnostic:
+        line = own.line_of(key) if own is not None else 0
+        return Diagnostic(
+            memory.path,
+            line,
+            0,
+            line,
+            len(key) if line else 0,
+            "superseded",
+            message,
+            severity="error",
+            data=data,
+            fixed=True,
+        )
+
+    if own is not None:
+        for problem in own.relations.problems:
+            key = SUPERSEDES if own.supersedes_line else SUPERSEDED_BY
+            found.append(
+                at_key(
+                    key,
+                    f"`{key}`: {problem}; write a memory name or a list of names.",
+                    {"kind": "invalid"},
+                )
+            )
+        for key, targets in (
+            (SUPERSEDES, own.relations.supersedes),
+            (SUPERSEDED_BY, own.relations.superseded_by),
+        ):
+            for target in targets:
+                if target == name or graph.exists(target):
+                    continue
+                found.append(
+                    at_key(
+                        key,
+                        f"`{key}: {target}` names no memory; fix the name or remove it "
+                        + (
+                            "(agents reading it are not pointed here)."
+                            if key == SUPERSEDES
+                            else "(agents reading this memory are pointed at nothing)."
+                        ),
+                        {"kind": "missing", "name": target},
+                    )
+                )
+    cycle = graph.cycle(name, own)
+    if cycle is not None:
+        declared = own.relations if own is not None else None
+        if declared is not None and cycle[1] in declared.superseded_by:
+            key = SUPERSEDED_BY
+        elif declared is not None and cycle[-2] in declared.supersedes:
+            key = SUPERSEDES
+        else:
+            key = ""
+        chain = ", which is superseded by ".join(cycle[1:])
+        diagnostic = at_key(
+            key or SUPERSEDES,
+            f"Supersede cycle: {name} is superseded by {chain}; so none of them is current. "
+            "Decide which memory is the newest and remove the keys that say otherwise.",
+            {"kind": "cycle", "cycle": cycle},
+        )
+        found.append(diagnostic if key else replace(diagnostic, line=0, end_line=0, end_col=0))
+        return found
+    successors = graph.successors(name, own)
+    if successors:
+        names = " and ".join(s.name for s in successors)
+        said = "; ".join(s.said_by(name) for s in successors)
+        line = own.superseded_by_line if own is not None and own.relations.superseded_by else 0
+        found.append(
+            Diagnostic(
+                memory.path,
+                line,
+                0,
+                line,
+                len(SUPERSEDED_BY) if line else 0,
+                "superseded",
+                f"Superseded by {names}: read that one; this memory is kept for its history "
+                f"({said}). Agents that read it are pointed there; delete it when nothing "
+                "here is needed any more.",
+                data={"kind": "superseded", "by": [s.name for s in successors]},
+            )
+        )
+    return found
+
+
 def repository_snapshot(config: StoreConfig) -> Callable[[str], bool] | None:
     """`exists` for many stale-path questions at once, when git can list the workspace."""
     if config.severities.get("stale-path") == "off":
@@ -431,13 +581,15 @@ def text_diagnostics(
     scans: LineScans | None = None,
     refs: Sequence[Reference] | None = None,
     exists: Callable[[str], bool] | None = None,
+    supersedes: SupersedeGraph | None = None,
 ) -> list[Diagnostic]:
     """Diagnostics of one Markdown text: memory-file checks when it is a memory, then references.
 
     `text` is None for a file too large to read; binary text is not searched for links.
     `scans` carries an open document's line-by-line scans from one version to the next;
     `refs` are the text's references when the caller has found them already; `exists`
-    answers whether a repository path exists (`stale-path`; default: on disk).
+    answers whether a repository path exists (`stale-path`; default: on disk);
+    `supersedes` is every memory's supersede relations (`superseded`; default: not checked).
     """
     found: list[Diagnostic] = []
     limit = READ_LIMIT_FACTOR * config.max_memory_bytes
@@ -465,6 +617,14 @@ def text_diagnostics(
             )
         if readable and text is not None and memory.scope == "project":
             found.extend(secret_diagnostics(memory.path, text, scans.secrets if scans else None))
+        if supersedes is not None and doc is not None and supersede_counts(memory, shadowed):
+            raw = doc.raw_frontmatter
+            own = (
+                declaration(memory.qualified, doc.metadata, raw)
+                if raw is not None and KEY_WORD in raw
+                else None
+            )
+            found.extend(supersede_diagnostics(memory, own, supersedes))
     if readable and text is not None:
         if refs is None:
             refs = scans.references.find(text) if scans else find_references(text)

@@ -4,7 +4,10 @@ What `memory-ls check` reports, for a server: computed once for the whole store,
 only for what a change can affect. A file's own problems depend on its text alone;
 `broken-link` and `ignored-link` on which names exist (a memory that appears or goes
 away rechecks the files that refer to it, found through each file's referenced names);
-`shadowed` on the other files of its name. Only files with problems keep a report, and
+`shadowed` on the other files of its name; `superseded` on the frontmatter of the
+memories it is related to (every file's declared relations are kept: when they change,
+or a name they involve appears or goes away, every related file is checked again).
+Only files with problems keep a report, and
 each report has a result id that changes exactly when the report does, so a client is
 sent the reports it does not have and nothing else.
 """
@@ -23,6 +26,7 @@ from memory_ls.core.diagnostics import (
     apply_severities,
     near_duplicate_diagnostic,
     read_for_check,
+    supersede_counts,
     text_diagnostics,
 )
 from memory_ls.core.duplicates import Found, IndexedDuplicates
@@ -30,6 +34,7 @@ from memory_ls.core.index import MemoryIndex, Update
 from memory_ls.core.references import find_references
 from memory_ls.core.similarity import Memo, Verdict
 from memory_ls.core.store import MemoryFile
+from memory_ls.core.supersede import Declaration, SupersedeGraph, declaration_of_text
 
 Report = TypeVar("Report")
 # Converts one file's diagnostics (and its text, None when unread) to what is stored;
@@ -63,6 +68,8 @@ class DiskDiagnostics(Generic[Report]):
         # once: a tuple of interned strings, as the link index keeps them (a frozenset of
         # three names costs 216 bytes, 20 MB at 100,000 memories).
         self._refers: dict[str, tuple[str, ...]] = {}
+        # Path -> the supersede relations its frontmatter declares (only files that do).
+        self._declared: dict[str, Declaration] = {}
         self.complete = False  # every file has been checked once
 
     # ----- queries -------------------------------------------------------------------
@@ -95,6 +102,10 @@ class DiskDiagnostics(Generic[Report]):
             for path in gone:
                 del self._reports[path]
                 self._refers.pop(path, None)
+            for path in [p for p in self._declared if p not in indexed]:
+                del self._declared[path]
+        # Files were checked against the relations read so far: the related ones again.
+        changed |= self._check(self._related_files(self._graph()), lambda: False) or set()
         self.complete = True
         return changed | set(gone)
 
@@ -132,13 +143,22 @@ class DiskDiagnostics(Generic[Report]):
                     for sharing in (entry.memory, *entry.shadows):
                         files.setdefault(sharing.path, sharing)
         present = [memory for memory in files.values() if memory is not None]
+        before = self._graph()
         changed = self._check(present, lambda: False) or set()
         with self._lock:
             for path, indexed in files.items():
                 if indexed is None:
                     self._refers.pop(path, None)
+                    self._declared.pop(path, None)
                     if self._reports.pop(path, None) is not None:
                         changed.add(path)
+        after = self._graph()
+        related = before.involved() | after.involved()
+        if self._signature(before) != self._signature(after) or not related.isdisjoint(names):
+            # Whether a memory is superseded (or in a cycle) depends on the others' keys.
+            again = {memory.path: memory for memory in self._related_files(before)}
+            again.update((memory.path, memory) for memory in self._related_files(after))
+            changed |= self._check(again.values(), lambda: False) or set()
         return changed
 
     def duplicates_changed(self, paths: Iterable[str] | None) -> set[str]:
@@ -193,11 +213,38 @@ class DiskDiagnostics(Generic[Report]):
             return []
         return finder.of(memory.path, memory.qualified, text)
 
+    # ----- supersede relations -------------------------------------------------------
+
+    def _graph(self) -> SupersedeGraph:
+        """Who supersedes whom, from the relations read (shadowed files' do not count)."""
+        shadowed = self.index.shadowed_by()
+        with self._lock:
+            declared = [d for path, d in self._declared.items() if path not in shadowed]
+        return SupersedeGraph(declared, self.index.name_index().has_qualified)
+
+    @staticmethod
+    def _signature(graph: SupersedeGraph) -> frozenset[tuple[str, object]]:
+        return frozenset(
+            (name, found.relations)
+            for name in graph.involved()
+            if (found := graph.declaration(name)) is not None
+        )
+
+    def _related_files(self, graph: SupersedeGraph) -> list[MemoryFile]:
+        """The memories a supersede relation names or is declared by."""
+        found = []
+        for name in graph.involved():
+            entry = self.index.lookup(name)
+            if entry is not None:
+                found.append(entry.memory)
+        return found
+
     def _check(self, files: Iterable[MemoryFile], cancelled: Callable[[], bool]) -> set[str] | None:
         index = self.index
         config = index.config
         names = index.name_index()
         shadowed: Mapping[str, MemoryFile] = index.shadowed_by()
+        graph = self._graph()
         changed: set[str] = set()
         for count, memory in enumerate(files):
             if count % 500 == 0 and cancelled():
@@ -209,8 +256,22 @@ class DiskDiagnostics(Generic[Report]):
                 continue  # gone meanwhile: its removal is an event of its own
             readable = text is not None and encoding is None
             refs = find_references(text) if readable and text is not None else []
+            declared = (
+                declaration_of_text(memory.qualified, text)
+                if readable and text is not None and memory.valid
+                else None
+            )
             checked = text_diagnostics(
-                config, names, path, text, memory, shadowed, size, encoding, refs=refs
+                config,
+                names,
+                path,
+                text,
+                memory,
+                shadowed,
+                size,
+                encoding,
+                refs=refs,
+                supersedes=graph if supersede_counts(memory, shadowed) else None,
             )
             with self._lock:
                 near = self._near.get(path)
@@ -224,6 +285,10 @@ class DiskDiagnostics(Generic[Report]):
                     self._refers[path] = looked_up
                 else:
                     self._refers.pop(path, None)
+                if declared is not None:
+                    self._declared[path] = declared
+                else:
+                    self._declared.pop(path, None)
                 old = self._reports.get(path)
                 if report is None:
                     if old is not None:

@@ -43,6 +43,8 @@ from memory_ls.core.fsio import is_temp_file, read_text, user_cache_dir
 from memory_ls.core.names import is_valid_name
 from memory_ls.core.similarity import SHINGLE_KEY, SKETCH_MATCHES, bucket_limit, words
 from memory_ls.core.similarity import keys as duplicate_keys
+from memory_ls.core.supersede import KEY_WORD as SUPERSEDE_WORD
+from memory_ls.core.supersede import SUPERSEDED_BY_KEY, SUPERSEDES_KEY
 
 if TYPE_CHECKING:
     from memory_ls.core.store import MemoryFile
@@ -54,9 +56,13 @@ except ImportError:  # a Python built without it: search reads the files
 
 logger = logging.getLogger(__name__)
 
-# 2: files.hidden_refs, for renames; 3: and dupkeys, for near-duplicates (an index of
-# another version is another file).
-SCHEMA_VERSION = 3
+# 2: files.hidden_refs, for renames; 3: dupkeys, for near-duplicates; 4: hidden_refs also
+# marks frontmatter that may declare supersede relations (an index of another version is
+# another file).
+SCHEMA_VERSION = 4
+# A hint (a read's "superseded by") builds a missing index for at most this many memories
+# (about a second here); a bigger store waits for a search, a rename or the editor to.
+HINT_BUILD_LIMIT = 2000
 # unicode61 splits on everything but letters and digits; remove_diacritics 2 folds
 # accents (the query side is folded the same way by `fold`).
 TOKENIZER = "unicode61 remove_diacritics 2"
@@ -90,7 +96,8 @@ _SCHEMA = (
     # One row per indexed file: `folder` is its folder's position in the configuration,
     # `name` its name in that folder as on disk; `tags` are newline-delimited;
     # `hidden_refs` is 1 when the file may hold a reference outside its indexed body
-    # (`mem:` or `[[` in its frontmatter, or a body too large to index).
+    # (`mem:`, `[[` or a supersede relation in its frontmatter, or a body too large to
+    # index).
     "CREATE TABLE files(id INTEGER PRIMARY KEY, folder INTEGER NOT NULL, name TEXT NOT NULL, "
     "mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, valid INTEGER NOT NULL, "
     "tags TEXT NOT NULL, body_line INTEGER NOT NULL, hidden_refs INTEGER NOT NULL, "
@@ -586,6 +593,13 @@ class SearchIndex:
             self._complete = True
         return True
 
+    def _built(self) -> bool:
+        """Whether the index holds any file (some process indexed this store before)."""
+        try:
+            return self._connect().execute("SELECT 1 FROM files LIMIT 1").fetchone() is not None
+        except (IndexUnusable, sqlite3.Error):
+            return False
+
     def _manifest(self) -> Packed | None:
         """The packed listing of what `files` holds; None when there is none or it is not
         one this process can read (lock held)."""
@@ -796,7 +810,7 @@ class SearchIndex:
             body, body_line, tags = doc.body, doc.body_line, tuple(doc.tags)
             # The body is the end of the text: what comes before it is not indexed.
             head = text[: len(text) - len(body)]
-            hidden_refs = "mem:" in head or "[[" in head
+            hidden_refs = "mem:" in head or "[[" in head or SUPERSEDE_WORD in head
         cursor = db.execute(
             "INSERT INTO files(folder, name, mtime_ns, size, valid, tags, body_line, "
             "hidden_refs) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -826,7 +840,7 @@ class SearchIndex:
 
     # ----- renames ---------------------------------------------------------------------
 
-    def reference_sources(self, keys: Sequence[str]) -> list[str] | None:
+    def reference_sources(self, keys: Sequence[str], *, fresh: bool = True) -> list[str] | None:
         """The memory files that may hold any of these link keys (core/backlinks.py), for
         a rename to read only those; None when the index cannot tell (a rename then reads
         every memory).
@@ -836,7 +850,8 @@ class SearchIndex:
         to it (`[[ NAME.md ]]`, `mem:global/NAME`), between characters that are no part of
         a word, so the files that hold it are among those whose body has its words in a
         row, the last maybe longer (`mem:NAME` before a letter no name holds), and those
-        whose references the body does not show (`hidden_refs`).
+        whose references the body does not show (`hidden_refs`). A supersede relation
+        (core/supersede.py) is declared in frontmatter: its holders are among the latter.
         """
         if self.live:
             # Only as current as the events its owner reported: that owner (the language
@@ -844,23 +859,39 @@ class SearchIndex:
             return None
         phrases = []
         for key in keys:
+            if key[:1] in (SUPERSEDES_KEY, SUPERSEDED_BY_KEY):
+                # Declared in frontmatter, which is not indexed: among the hidden_refs files.
+                continue
             words = tokens(key.removeprefix(SERENA_MARK))
             if not words or not _PLAIN_KEY.fullmatch(key.removeprefix(SERENA_MARK)):
                 return None  # words the two tokenizers may cut differently
             phrases.append(f"({Part(tuple(words), prefix=True).expression()})")
-        if not phrases:
+        if not keys:
             return []
         with self._lock:
-            if not self.sync():
+            # A hint (who supersedes a memory being read) may take the index as this
+            # process last brought it in line; a rename must see the disk as it is now.
+            if not fresh and self._complete:
+                self.apply(())
+                if self._failed:
+                    return None
+            elif not fresh and not self._built() and len(self.walk().names) > HINT_BUILD_LIMIT:
+                return None  # a hint does not wait for a big store to be indexed first
+            elif not self.sync():
                 return None
             try:
                 db = self._connect()
-                found = db.execute(
-                    "SELECT folder, name FROM files WHERE hidden_refs UNION "
-                    "SELECT folder, name FROM files WHERE id IN "
-                    "(SELECT rowid FROM fts WHERE fts MATCH ?)",
-                    ("{body} : (" + " OR ".join(phrases) + ")",),
-                ).fetchall()
+                if phrases:
+                    found = db.execute(
+                        "SELECT folder, name FROM files WHERE hidden_refs UNION "
+                        "SELECT folder, name FROM files WHERE id IN "
+                        "(SELECT rowid FROM fts WHERE fts MATCH ?)",
+                        ("{body} : (" + " OR ".join(phrases) + ")",),
+                    ).fetchall()
+                else:
+                    found = db.execute(
+                        "SELECT folder, name FROM files WHERE hidden_refs"
+                    ).fetchall()
             except (IndexUnusable, sqlite3.Error) as exc:
                 logger.info("search index could not name a rename's referrers: %s", exc)
                 return None

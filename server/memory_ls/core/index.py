@@ -37,6 +37,15 @@ from memory_ls.core.folders import Folder, StoreConfig
 from memory_ls.core.fsio import is_temp_file, read_text, user_cache_dir
 from memory_ls.core.names import GLOBAL_PREFIX
 from memory_ls.core.store import LISTING_READ_LIMIT, MemoryFile, Store
+from memory_ls.core.supersede import (
+    KEY_WORD,
+    Declaration,
+    SupersedeGraph,
+    has_relation_keys,
+    relation_keys,
+    relations,
+    relations_from_keys,
+)
 
 PREVIEW_MAX_LINES = 20
 PREVIEW_MAX_CHARS = 1500
@@ -56,7 +65,8 @@ FUZZY_REBUILD_CHANGES = 1000
 # A cached fact younger than this is not trusted on the next start: a write within the
 # same modification-time tick could have kept the size (as git treats "racy" entries).
 RACY_SECONDS = 2.0
-FACTS_CACHE_VERSION = 2
+# 3: link keys hold the supersede relations a file's frontmatter declares.
+FACTS_CACHE_VERSION = 3
 # A request that needs every file's links reads those not known yet when there are at
 # most this many (files changed since they were read); more are read by the indexing.
 LEARN_LINKS_LIMIT = 1000
@@ -93,7 +103,8 @@ class _Facts:
     tags: tuple[str, ...]
     updated_at: str | None
     size: int
-    # Its link keys (core/backlinks.py); None when the file was not read (far too large).
+    # Its link keys (core/backlinks.py), with the supersede relations its frontmatter
+    # declares (core/supersede.py); None when the file was not read (far too large).
     links: tuple[str, ...] | None = None
 
 
@@ -177,7 +188,10 @@ def _read_file(path: str) -> tuple[Metadata, tuple[str, ...]]:
         preview=make_preview(doc.body),
         size=len(text.encode("utf-8")),
     )
-    return metadata, link_keys(text)
+    keys = link_keys(text)
+    if doc.raw_frontmatter is not None and KEY_WORD in doc.raw_frontmatter:
+        keys += relation_keys(relations(doc.metadata))
+    return metadata, keys
 
 
 class _FuzzyText:
@@ -423,6 +437,9 @@ class MemoryIndex:
         # (not read since they changed) are "unlinked": searches read them whole.
         self._links = LinkIndex()
         self._unlinked: set[str] = set()
+        # Files whose link keys record supersede relations (few: a set of their paths).
+        self._declaring: set[str] = set()
+        self._graph: tuple[tuple[int, int], SupersedeGraph] | None = None
         self._previews: collections.OrderedDict[str, tuple[Stamp, str]] = collections.OrderedDict()
         self._generation = 0
         self._facts_generation = 0
@@ -480,9 +497,12 @@ class MemoryIndex:
             }
             self._facts = {p: f for p, f in self._facts.items() if p in self._files}
             self._links.clear()
+            self._declaring = set()
             for path, facts in self._facts.items():
                 if facts.links is not None:
                     self._links.add(path, facts.links)
+                    if has_relation_keys(facts.links):
+                        self._declaring.add(path)
             self._unlinked = {p for p in self._files if self._linked_facts(p) is None}
             self._generation += 1
         self._scanned.set()
@@ -810,6 +830,33 @@ class MemoryIndex:
                 return None
             return self._links.count(target)
 
+    def declarations(self) -> list[Declaration]:
+        """The supersede relations the memories' frontmatter declares, as far as their facts
+        are known (a shadowed file's do not count); lines are not recorded."""
+        with self._lock:
+            found = []
+            for path in self._declaring:
+                known = self._files.get(path)
+                facts = self._facts.get(path)
+                if known is None or facts is None or facts.links is None:
+                    continue
+                memory = known[0]
+                if memory.valid and path not in self._shadowed:
+                    found.append(Declaration(memory.qualified, relations_from_keys(facts.links)))
+            return found
+
+    def supersede_graph(self) -> SupersedeGraph:
+        """Who supersedes whom, from `declarations`, built once per change."""
+
+        with self._lock:
+            key = (self._generation, self._facts_generation)
+            known = self._graph
+            if known is not None and known[0] == key:
+                return known[1]
+            graph = SupersedeGraph(self.declarations(), self.name_index().has_qualified)
+            self._graph = (key, graph)
+            return graph
+
     # ----- metadata --------------------------------------------------------------------
 
     def _current_stamp(self, memory: MemoryFile, reuse: Stamp | None = None) -> Stamp | None:
@@ -849,6 +896,8 @@ class MemoryIndex:
                     if shared is not facts.links:
                         facts = replace(facts, links=shared)
                     self._unlinked.discard(path)
+                    if has_relation_keys(shared):
+                        self._declaring.add(path)
                 self._facts[path] = facts
                 self._facts_generation += 1
 
@@ -858,6 +907,7 @@ class MemoryIndex:
         if old is None:
             return
         self._facts_generation += 1
+        self._declaring.discard(path)
         if old.links is not None:
             self._links.remove(path, old.links)
             self._unlinked.add(path)

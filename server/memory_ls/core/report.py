@@ -24,9 +24,10 @@ from memory_ls.core.diagnostics import (
 from memory_ls.core.document import decode_memory
 from memory_ls.core.duplicates import near_duplicate_diagnostics
 from memory_ls.core.git import RENAMES, list_files
-from memory_ls.core.names import did_you_mean
+from memory_ls.core.names import did_you_mean, split_qualified
 from memory_ls.core.stale_paths import suggest_paths
 from memory_ls.core.store import Change, MemoryFile, Store
+from memory_ls.core.supersede import SupersedeGraph, declaration_of_text
 
 SEVERITY_RANK = {"error": 0, "warning": 1, "information": 2, "hint": 3}
 # Lines of findings in a text answer; the structured answer has them all.
@@ -77,6 +78,10 @@ class StoreNames:
     def has(self, name: str, is_global: bool) -> bool:
         """Whether a reference to `name` resolves (in its own scope, no fallback)."""
         return bool(self.store.locate_all(name, "global" if is_global else "project"))
+
+    def has_qualified(self, qualified: str) -> bool:
+        """Whether a memory named as Serena writes it (`global/x`) exists."""
+        return self.has(*split_qualified(qualified))
 
     def all(self) -> NameIndex:
         """Every name, for "did you mean" (listed once, when a link is broken)."""
@@ -137,8 +142,20 @@ def _diagnostics(
     data: bytes,
 ) -> list[Diagnostic]:
     text, problem = decode_memory(data)
+    # What the memory's own frontmatter says it supersedes (names that exist, no cycle
+    # through itself); whether others supersede it is the read's to say.
+    own = declaration_of_text(memory.qualified, text) if problem is None else None
+    graph = SupersedeGraph([own] if own is not None else [], index.has_qualified)
     found = text_diagnostics(
-        store.config, index, memory.path, text, memory, shadowed, len(data), problem
+        store.config,
+        index,
+        memory.path,
+        text,
+        memory,
+        shadowed,
+        len(data),
+        problem,
+        supersedes=graph if memory.valid and memory.path not in shadowed else None,
     )
     if problem is None and memory.valid:
         # From the full-text index's keys (synced with the disk by the first question of

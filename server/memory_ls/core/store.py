@@ -63,6 +63,7 @@ from memory_ls.core.names import (
 from memory_ls.core.references import Reference, rename_references
 from memory_ls.core.replace import replace_text
 from memory_ls.core.routing import route_new, unknown_prefix
+from memory_ls.core.supersede import Successor
 
 SCOPES = ("project", "global", "all")
 DEFAULT_SEARCH_LIMIT = 50
@@ -642,9 +643,30 @@ class Store:
         memory = self.find_for_read(raw_name, scope)
         return memory, read_bytes(memory.path)
 
-    def read(self, raw_name: object, scope: object = None) -> dict[str, Any]:
-        """A memory's body and metadata (`memory.read`); a bare name may fall back to global."""
-        return read_result(*self.read_file(raw_name, scope))
+    def read(
+        self, raw_name: object, scope: object = None, *, related: bool = False
+    ) -> dict[str, Any]:
+        """A memory's body and metadata (`memory.read`); a bare name may fall back to global.
+
+        The result says which memories supersede it (`supersededBy`) and, with `related`,
+        lists the memories one link away (`related`)."""
+        return self.read_answer(*self.read_file(raw_name, scope), related=related)[0]
+
+    def read_answer(
+        self, memory: MemoryFile, data: bytes, *, related: bool = False
+    ) -> tuple[dict[str, Any], list[Successor]]:
+        """`read_result` of a memory's bytes with what the other memories say of it, and
+        the memories that supersede it (for the note a reader sees first)."""
+        # Imported here: related.py reads the other memories through this module's Store.
+        from memory_ls.core.related import related_memories, successors
+
+        result = read_result(memory, data)
+        text, _warning = decode_for_read(data, memory.qualified)
+        found = successors(self, memory, text)
+        result["supersededBy"] = [successor.name for successor in found]
+        if related:
+            result["related"] = related_memories(self, memory, text)
+        return result, found
 
     # ----- editing, deleting, moving -------------------------------------------------
 

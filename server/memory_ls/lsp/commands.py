@@ -99,7 +99,9 @@ COMMANDS: Mapping[str, Command] = {
         writes=True,
     ),
     "memory.read": Command(
-        {"name": STRING}, {"scope": STRING}, lambda s, a: s.read(a["name"], a.get("scope"))
+        {"name": STRING},
+        {"scope": STRING, "related": BOOLEAN},
+        lambda s, a: s.read(a["name"], a.get("scope"), related=a.get("related", False)),
     ),
     "memory.edit": Command(
         {"name": STRING},

@@ -23,6 +23,8 @@ from memory_ls.core.diagnostics import (
     text_diagnostics,
 )
 from memory_ls.core.duplicates import near_duplicate_diagnostics
+from memory_ls.core.index import MemoryIndex, Update
+from memory_ls.core.supersede import Relations
 from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.text import client_range
 
@@ -48,6 +50,7 @@ def register(server: MemoryServer) -> None:
     server.store_listeners.append(publisher.refresh_all)
     # Near-duplicates are found through the full-text index: re-published as it catches up.
     server.search_listeners.append(publisher.search_changed)
+    server.index_listeners.append(publisher.paths_changed)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: MemoryServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -79,6 +82,8 @@ class Publisher:
         self._last_edit: dict[str, float] = {}  # loop time of each document's last edit
         # Each open document's line scans, so an edit reads the changed lines only.
         self._scans: dict[str, LineScans] = {}
+        # The supersede relations on disk the open documents were last checked against.
+        self._relations: frozenset[tuple[str, Relations]] | None = None
 
     def edited(self, uri: str) -> None:
         """A document changed: check it now after a pause, else after the typing stops."""
@@ -119,6 +124,24 @@ class Publisher:
         self._refresh = None
         for document in list(self.ls.workspace.text_documents.values()):
             self.schedule(document.uri, 0.0)
+
+    def paths_changed(self, index: MemoryIndex, paths: set[str], update: Update) -> None:
+        """Files changed on disk: when the supersede relations changed with them, an open
+        memory may have become superseded (or no longer be): check the open documents."""
+        if not update.changed or not self.ls.workspace.text_documents:
+            return
+        task = asyncio.ensure_future(self._check_relations(index))
+        task.add_done_callback(_log_failure)
+
+    async def _check_relations(self, index: MemoryIndex) -> None:
+        def relations_now() -> frozenset[tuple[str, Relations]]:
+            index.learn_links()  # the changed files' relations are read again
+            return frozenset((d.name, d.relations) for d in index.declarations())
+
+        now = await self.ls.in_store_thread(relations_now)
+        if index is self.ls.index and now != self._relations:
+            self._relations = now
+            self.refresh_all()
 
     def clear(self, uri: str) -> None:
         """Forget a closed document and clear what it showed."""
@@ -166,6 +189,8 @@ class Publisher:
         encoding = (
             editor_encoding_problem(path, text, ls.config.max_memory_bytes) if memory else None
         )
+        # Files changed on disk and not read since are read first (few): their relations.
+        index.learn_links()
         found = text_diagnostics(
             ls.config,
             index.name_index(),
@@ -175,6 +200,7 @@ class Publisher:
             index.shadowed_by(),
             encoding_problem=encoding,
             scans=self._scans.setdefault(uri, LineScans()),
+            supersedes=index.supersede_graph() if memory is not None else None,
         )
         if memory is not None and memory.valid and encoding is None:
             found.extend(

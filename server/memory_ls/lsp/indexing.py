@@ -63,6 +63,9 @@ def start(ls: MemoryServer) -> None:
                 cache_path=facts_cache_path(index.config),
             )
             gc.freeze()
+            if index.declarations():
+                # Open memories were checked against the relations learnt so far: again.
+                ls.on_loop(lambda: _scanned(ls, index))
         except Exception:
             logger.exception("indexing failed")
             return

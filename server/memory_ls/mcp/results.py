@@ -33,6 +33,31 @@ class SaveResult(TypedDict):
     diagnostics: list[Finding]
 
 
+class RelatedLink(TypedDict):
+    """A memory the read one links to: its title, or broken when no memory has the name."""
+
+    name: str
+    title: NotRequired[str]
+    broken: bool
+
+
+class Backlink(TypedDict):
+    """A memory that links to the read one, and its first linking line (1-based)."""
+
+    name: str
+    line: int
+    text: str
+
+
+class Related(TypedDict):
+    """The memories one link away from the read one, and how many more were left out."""
+
+    links: list[RelatedLink]
+    moreLinks: int
+    backlinks: list[Backlink]
+    moreBacklinks: int
+
+
 class ReadResult(TypedDict):
     """The result of read_memory (`memory.read`)."""
 
@@ -47,6 +72,8 @@ class ReadResult(TypedDict):
     readOnly: bool
     version: str
     warning: NotRequired[str]
+    supersededBy: list[str]
+    related: NotRequired[Related]
 
 
 class EditResult(TypedDict):

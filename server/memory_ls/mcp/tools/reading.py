@@ -1,4 +1,8 @@
-"""read_memory: the file's text as Serena answers it, with its version and any warning."""
+"""read_memory: the file's text as Serena answers it, with its version and any warning.
+
+A superseded memory's answer starts with a note naming the newer one; with `related`,
+a block lists the memories one link away. The file's text is always a block of its own.
+"""
 
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -9,7 +13,8 @@ from pydantic import Field, Strict
 from memory_ls.core.errors import OutsideStore
 from memory_ls.core.fsio import is_within
 from memory_ls.core.gate import decode_for_read
-from memory_ls.core.store import Store, read_result
+from memory_ls.core.related import related_text, supersede_note
+from memory_ls.core.store import Store
 from memory_ls.mcp.answers import answer
 from memory_ls.mcp.results import ReadResult
 from memory_ls.mcp.tools.context import Name, Scope, ToolContext
@@ -29,6 +34,14 @@ def read_memory(ctx: ToolContext) -> Callable[..., Any]:
             Strict(),
             Field(description="Also give the version in the text (it is always in the result)."),
         ] = False,
+        related: Annotated[
+            bool,
+            Strict(),
+            Field(
+                description="Also list the memories one link away: what this memory links to "
+                "(with titles) and what links to it (with the linking line)."
+            ),
+        ] = False,
     ) -> Annotated[CallToolResult, ReadResult]:
         def act(store: Store) -> CallToolResult:
             memory, data = store.read_file(memory_name, scope)
@@ -36,13 +49,17 @@ def read_memory(ctx: ToolContext) -> Callable[..., Any]:
             # The store checked this on its read; a link swapped in since must not lead outside.
             if folder is None or not is_within(memory.path, folder.real):
                 raise OutsideStore(f"{memory.path} leads outside its memory folder.")
-            result = read_result(memory, data)
+            result, successors = store.read_answer(memory, data, related=related)
             # The file's text alone, as Serena answers: an agent that reads a memory and
             # writes it back changed must not find anything else in it.
             text, warning = decode_for_read(data, memory.qualified)
             blocks = [text]
+            if successors:
+                blocks.insert(0, supersede_note(memory.qualified, successors))
             if warning is not None:
                 blocks.insert(0, warning)
+            if related:
+                blocks.append(related_text(memory.qualified, result["related"]))
             if include_version:
                 blocks.append(
                     f"Version: {result['version']} (give it as expected_version when you "
