@@ -7,8 +7,10 @@
 Each size gets bench/run.py's store (primary, four additional folders, global) and a fresh
 cache directory. Timed per call, once the server is up ("first" apart: it warms the
 process): the default call; `topic="global"` (a tenth of the store); when the server
-pages, the later pages (each call continues from the previous `next_cursor`) and the
-`view="topics"` and `view="titles"` answers. For each, the median latency and the size of
+pages, the later pages (each call continues from the previous `next_cursor`), the
+`view="topics"` and `view="titles"` answers; and the default call right after a memory was
+written on disk behind the server's back ("after write": the primary folder, half the
+store, is scanned again). For each, the median latency and the size of
 the answer: the characters of its text blocks (what the model reads; a token is about four)
 and of its structured content. Prints medians and writes JSON to bench/results/. Run it
 against another checkout (PYTHONPATH=<checkout>/server) to compare before and after: a
@@ -123,12 +125,27 @@ async def measure_mcp(store: dict[str, Any], env: dict[str, str], rounds: int) -
         if "cursor" in accepted:
             for key, value in (await measure_pages(session, rounds)).items():
                 figures[f"next_page_{key}"] = value
+        primary = Path(store["root"]) / ".serena" / "memories"
+        samples = []
+        for number in range(rounds):
+            (primary / f"zz_written_{number}.md").write_text("# Written meanwhile\n")
+            elapsed, answer = await timed(session, {})
+            samples.append(elapsed)
+        text, structured = sizes_of(answer)
+        figures["after_write_p50_ms"] = statistics.median(samples)
+        figures["after_write_text_chars"] = text
+        figures["after_write_structured_chars"] = structured
     return figures
 
 
 def measure(size: int, workdir: Path, rounds: int) -> dict[str, Any]:
     """The figures of one store size."""
     store = generate(workdir, size)
+    # A store as it is between writes: its folders last changed more than a few seconds ago
+    # (a folder changed within 2 s is scanned again on every call, core/listing.py).
+    settled_ns = time.time_ns() - 60 * 10**9
+    for directory, _, _ in os.walk(workdir):
+        os.utime(directory, ns=(settled_ns, settled_ns))
     env = {**os.environ, "XDG_CACHE_HOME": str(workdir / "cache")}
     figures: dict[str, Any] = {
         "memories": size,
@@ -146,7 +163,8 @@ def table(rows: list[dict[str, Any]]) -> str:
     lines = [head, "| --- | --- | --- | --- | --- | --- |"]
     for row in rows:
         lines.append(f"| {row['memories']:,} | first call | {row['first_ms']:.0f} | | | |")
-        for case in ("default", "next_page", "topic_global", "view_topics", "view_titles"):
+        cases = ("default", "next_page", "topic_global", "view_topics", "view_titles")
+        for case in (*cases, "after_write"):
             if f"{case}_p50_ms" not in row:
                 continue
             text = row[f"{case}_text_chars"]
