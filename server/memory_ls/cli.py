@@ -121,6 +121,10 @@ def build_parser() -> argparse.ArgumentParser:
     _tags(listing)
     listing.add_argument("--prefix", metavar="P")
     listing.add_argument("--topic", metavar="T", help="as Serena's list_memories(topic)")
+    listing.add_argument("--limit", type=int, metavar="N", help="at most N memories (a page)")
+    listing.add_argument(
+        "--cursor", metavar="C", help="the page after the one whose nextCursor this is"
+    )
 
     read = command("read", "print a memory")
     read.add_argument("name", metavar="NAME")
@@ -302,7 +306,14 @@ def _dispatch(
         return _export(args, store, stdout)
     result: dict[str, Any]
     if command == "list":
-        result = store.list_memories(args.scope, args.tags, args.prefix, topic=args.topic)
+        result = store.list_memories(
+            args.scope,
+            args.tags,
+            args.prefix,
+            topic=args.topic,
+            limit=args.limit,
+            cursor=args.cursor,
+        )
     elif command == "read":
         memory, data = store.read_file(args.name, args.scope)
         result, successors = store.read_answer(memory, data)
@@ -512,6 +523,9 @@ def _human(command: str, result: dict[str, Any], config: StoreConfig) -> str:
             shadow = f" (shadows {len(memory['shadows'])})" if memory["shadows"] else ""
             folder = rel(memory["folder"])
             lines.append(f"{memory['name']}  {memory['scope']}:{folder}{tags}{flags}{shadow}")
+        if "nextCursor" in result:
+            more = f"{result['remaining']:,} more" if "remaining" in result else "more"
+            lines.append(f"({more}: --cursor {result['nextCursor']})")
         return "\n".join(lines) if lines else "(no memories)"
     if command == "search":
         rows = [f"{r['name']}:{r['line']}: {r['text']}" for r in result["results"]]

@@ -31,7 +31,17 @@ READ_KEYS = {
     "version",
     "supersededBy",
 }
-LIST_ITEM_KEYS = {"name", "path", "scope", "folder", "tags", "updatedAt", "readOnly", "shadows"}
+LIST_ITEM_KEYS = {
+    "name",
+    "path",
+    "scope",
+    "folder",
+    "tags",
+    "updatedAt",
+    "readOnly",
+    "shadows",
+    "title",
+}
 
 
 @pytest.fixture(scope="module")
@@ -384,6 +394,33 @@ async def test_list_by_scope_tags_and_prefix(server: Session, ws: Workspace) -> 
 
     assert (await refused(server, "memory.list", {"scope": "galaxy"}))[0] == "invalid-arguments"
     assert (await refused(server, "memory.list", {"tags": "auth"}))[0] == "invalid-arguments"
+
+
+async def test_list_pages_with_limit_and_cursor(server: Session) -> None:
+    everything = await server.command("memory.list", {})
+    assert "nextCursor" not in everything  # no limit: every memory, as the Memories view needs
+    names = [item["name"] for item in everything["memories"]]
+    assert everything["total"] == len(names) > 5
+    paged: list[str] = []
+    page = await server.command("memory.list", {"limit": 2})
+    while True:
+        assert len(page["memories"]) <= 2
+        paged += [item["name"] for item in page["memories"]]
+        if "nextCursor" not in page:
+            break
+        page = await server.command("memory.list", {"limit": 2, "cursor": page["nextCursor"]})
+    assert paged == names
+    # A cursor keeps its listing's filters, which a later page may repeat but not change.
+    first = await server.command("memory.list", {"scope": "global", "limit": 1})
+    rest = await server.command("memory.list", {"cursor": first["nextCursor"]})
+    assert all(item["scope"] == "global" for item in rest["memories"])
+    for arguments in (
+        {"limit": 0},
+        {"limit": "2"},
+        {"cursor": "not-a-cursor"},
+        {"cursor": first["nextCursor"], "scope": "project"},
+    ):
+        assert (await refused(server, "memory.list", arguments))[0] == "invalid-arguments"
 
 
 async def test_search_ranks_and_filters(server: Session) -> None:

@@ -583,8 +583,11 @@ async def test_read_list_search(ws: Workspace) -> None:
         assert [m["name"] for m in result["memories"]] == ["FEATURE_login", "style"]
         serena_text, text = (b.text for b in answer.content if isinstance(b, TextContent))
         assert json.loads(serena_text) == {"memories": ["FEATURE_login", "style"]}
-        assert "- FEATURE_login (project, additional folder feature; tags: auth, security)" in text
+        assert text.startswith("2 memories, all listed above.")
         assert f"FEATURE_... -> {ws.feature}" in text
+        assert [m["title"] for m in result["memories"]] == ["Login", "Tabs, not spaces."]
+        text, _ = await ok(session, "list_memories", view="titles")
+        assert "- FEATURE_login: Login [tags auth, security]\n- style: Tabs, not spaces.\n" in text
         _, result = await ok(session, "list_memories", tags=["auth"], scope="project")
         assert [m["name"] for m in result["memories"]] == ["FEATURE_login"]
         _, result = await ok(session, "list_memories", prefix="sty")

@@ -207,6 +207,7 @@ def test_json_results_have_the_server_shapes(example: Path) -> None:
         "updatedAt",
         "readOnly",
         "shadows",
+        "title",
     }
     found = json.loads(cli(example, "search", "OKAPI", "--json").stdout)
     assert found["results"][0]["name"] == "FEATURE_new"
@@ -352,3 +353,23 @@ def test_human_output_is_short(example: Path) -> None:
     result = cli(example, "save", "SPEC_x", stdin="body\n")
     assert result.stdout.strip() == "SPEC_x -> shared/spec/SPEC_x.md (created; routed by prefix)"
     assert cli(example, "read", "SPEC_x").stdout == "body\n"
+
+
+def test_list_pages_with_limit_and_cursor(example: Path) -> None:
+    everything = json.loads(cli(example, "list", "--json").stdout)
+    names = [m["name"] for m in everything["memories"]]
+    assert len(names) > 3 and "nextCursor" not in everything
+    paged: list[str] = []
+    arguments = ["list", "--json", "--limit", "3"]
+    while True:
+        page = json.loads(cli(example, *arguments).stdout)
+        paged += [m["name"] for m in page["memories"]]
+        if "nextCursor" not in page:
+            break
+        arguments = ["list", "--json", "--limit", "3", "--cursor", page["nextCursor"]]
+    assert paged == names
+    human = cli(example, "list", "--limit", "1").stdout.splitlines()
+    assert human[0].startswith(names[0] + "  ")
+    assert human[1].startswith(f"({len(names) - 1:,} more: --cursor ")
+    refused = cli(example, "list", "--limit", "0")
+    assert refused.returncode == 2 and "limit must be a positive whole number" in refused.stderr

@@ -263,7 +263,7 @@ def test_global_disabled_makes_a_global_save_outside_the_store(ws: Workspace) ->
         store.save("x", "x", scope="global")
     with ws.refuses("outside-store"):
         store.route("global/x")
-    assert store.list_memories(scope="global") == {"memories": []}
+    assert store.list_memories(scope="global")["memories"] == []
     # Project saves still work.
     assert store.save("x", "x")["scope"] == "project"
 

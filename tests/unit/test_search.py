@@ -123,6 +123,7 @@ def test_list_filters(store: Store) -> None:
         "updatedAt",
         "readOnly",
         "shadows",
+        "title",
     }
     assert memory["tags"] == ["auth", "web"]
     assert memory["updatedAt"] is not None

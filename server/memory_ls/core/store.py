@@ -1,14 +1,16 @@
 """The memory store: finding, saving, editing, deleting, moving and searching memories.
 
 Operations look at the disk, not at a cache, so a long-lived server and a CLI process
-always agree on what exists; listings come from a directory scan.
+always agree on what exists; listings come from a directory scan (kept between calls by a
+ScanCache only while no directory changed, core/listing.py).
 """
 
 from __future__ import annotations
 
+import bisect
 import operator
 import os
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,6 +51,17 @@ from memory_ls.core.fsio import (
 )
 from memory_ls.core.fulltext import SearchIndex, parse_query, scan_search
 from memory_ls.core.gate import check_content, check_version, decode_for_read, version_of
+from memory_ls.core.listing import (
+    ScanCache,
+    check_limit,
+    continued_filters,
+    decode_cursor,
+    directory_stamp,
+    encode_cursor,
+    group_names,
+    sort_key,
+    title_of,
+)
 from memory_ls.core.names import (
     GLOBAL_PREFIX,
     ParsedName,
@@ -223,8 +236,11 @@ class Store:
         config: StoreConfig,
         search_index: SearchIndex | None = None,
         reference_sources: Callable[[Sequence[str]], list[str] | None] | None = None,
+        scan_cache: ScanCache | None = None,
     ) -> None:
         self.config = config
+        # Folder scans kept between calls of a long-lived process (None: scan every time).
+        self.scan_cache = scan_cache
         # The full-text index for `search` (None: every search reads the memories).
         self.search_index = search_index
         # The files that may hold any of some link keys (core/backlinks.py), from a link
@@ -240,7 +256,7 @@ class Store:
 
     def fork(self) -> Store:
         """A store on the same folders and indexes with its own record of changes."""
-        return Store(self.config, self.search_index, self.reference_sources)
+        return Store(self.config, self.search_index, self.reference_sources, self.scan_cache)
 
     # ----- finding -------------------------------------------------------------------
 
@@ -893,25 +909,43 @@ class Store:
     def scan(self, folders: Sequence[Folder] | None = None) -> list[MemoryFile]:
         """Every Markdown file in the folders (lookup order), without reading them."""
         found: list[MemoryFile] = []
-        others = {f.path for f in self.config.folders}
-        for folder in folders if folders is not None else self.config.folders:
-            found.extend(scan_folder(folder, others - {folder.path}))
+        for scan in self._folder_scans(folders):
+            found.extend(scan)
         return found
 
+    def _folder_scans(self, folders: Sequence[Folder] | None) -> list[Sequence[MemoryFile]]:
+        others = {f.path for f in self.config.folders}
+        chosen = folders if folders is not None else self.config.folders
+        cache = self.scan_cache
+        if cache is None:
+            return [scan_folder(f, others - {f.path}) for f in chosen]
+        return [cache.scan(f, others - {f.path}, scan_folder).files for f in chosen]
+
     def resolve(self, scope: str | None = None) -> list[Resolved]:
-        """Memories as lookup sees them: one per name, with what each shadows."""
-        by_name: dict[str, list[MemoryFile]] = {}
-        invalid: list[MemoryFile] = []
-        for memory in self.scan(self.config.folders_in(scope)):
-            if memory.valid:
-                # Keyed by Serena's name: `x` and `global/x` are two memories, not one.
-                by_name.setdefault(memory.qualified, []).append(memory)
-            else:
-                invalid.append(memory)
-        resolved = [Resolved(files[0], tuple(files[1:])) for files in by_name.values()]
-        resolved.extend(Resolved(m) for m in invalid)
-        resolved.sort(key=lambda r: (r.memory.qualified, r.memory.path))
-        return resolved
+        """Memories as lookup sees them: one per name, with what each shadows (sorted)."""
+        return list(self._resolved(scope))
+
+    def _resolved(self, scope: str | None) -> Sequence[Resolved]:
+        folders = self.config.folders_in(scope)
+        cache = self.scan_cache
+        if cache is None:
+            return _resolve(self.scan(folders))
+        others = {f.path for f in self.config.folders}
+        scans = [cache.scan(f, others - {f.path}, scan_folder) for f in folders]
+        key = (scope, tuple(scan.generation for scan in scans))
+        return cache.resolved(key, lambda: _resolve([m for scan in scans for m in scan.files]))
+
+    def _named(self, where: str | None, prefix: str | None, topic: str) -> list[Resolved]:
+        """Resolved memories in a scope whose names have the prefix and lie under the topic."""
+        named: list[Resolved] = []
+        for item in self._resolved(where):
+            qualified = item.memory.qualified
+            if prefix is not None and not qualified.startswith(prefix):
+                continue
+            if topic and not in_topic(qualified, item.memory.scope == "global", topic):
+                continue
+            named.append(item)
+        return named
 
     def list_memories(
         self,
@@ -920,37 +954,96 @@ class Store:
         prefix: object = None,
         *,
         topic: object = None,
+        limit: object = None,
+        cursor: object = None,
     ) -> dict[str, Any]:
-        """Memories in a scope, filtered by tags (all must match), name prefix and topic."""
-        where = check_scope(scope, allow_all=True)
-        wanted = _check_tags(tags) or []
-        if prefix is not None:
-            _check_str(prefix, "prefix")
-        under = "" if topic is None else _check_str(topic, "topic")
-        memories = []
-        for item in self.resolve(where):
-            memory = item.memory
-            if isinstance(prefix, str) and not memory.qualified.startswith(prefix):
-                continue
-            if under and not in_topic(memory.qualified, memory.scope == "global", under):
-                continue
-            doc = self._safe_load(memory)
+        """Memories in a scope, filtered by tags (all must match), name prefix and topic,
+        sorted by name: `limit` of them after `cursor` (all without a limit).
+
+        The result has `total` (how many match, left out when a tag filter stopped reading
+        early) and, when more follow, `nextCursor`: the sort key of the page's last memory,
+        so it stays valid when memories are added or removed between pages. Only the page's
+        files are read, except with tags: then files are read until the page is full and
+        one more match is found.
+        """
+        filters = _list_filters(scope, tags, prefix, topic)
+        page_size = check_limit(limit)
+        after = None
+        if cursor is not None:
+            after, cursor_filters = decode_cursor(cursor)
+            filters = continued_filters(filters, cursor_filters)
+        where, wanted, given_prefix, under = _checked_filters(filters)
+        named = self._named(where, given_prefix, under)
+        start = 0 if after is None else bisect.bisect_right(named, after, key=sort_key)
+        memories: list[dict[str, Any]] = []
+        more = False
+        for position in range(start, len(named)):
+            item = named[position]
+            doc = self._safe_load(item.memory)
             doc_tags = doc.tags if doc else []
             if any(t not in doc_tags for t in wanted):
                 continue
-            memories.append(
-                {
-                    "name": memory.qualified,
-                    "path": memory.path,
-                    "scope": memory.scope,
-                    "folder": memory.folder.path,
-                    "tags": doc_tags,
-                    "updatedAt": iso(doc.metadata.get("updated_at")) if doc else None,
-                    "readOnly": memory.read_only,
-                    "shadows": [m.path for m in item.shadows],
-                }
-            )
-        return {"memories": memories}
+            if page_size is not None and len(memories) == page_size:
+                more = True
+                break
+            memories.append(_listed(item, doc))
+            if page_size is not None and not wanted and len(memories) == page_size:
+                more = position + 1 < len(named)
+                break
+        result: dict[str, Any] = {"memories": memories}
+        if not wanted:
+            result["total"] = len(named)
+            result["remaining"] = len(named) - start - len(memories)
+        elif not more and after is None:
+            result["total"] = len(memories)
+        if more and memories:
+            last = (memories[-1]["name"], memories[-1]["path"])
+            following = bisect.bisect_right(named, last, key=sort_key)
+            tie = following < len(named) and named[following].memory.qualified == last[0]
+            kept = {k: v for k, v in filters.items() if v}
+            result["nextCursor"] = encode_cursor(last, kept, tie=tie)
+        return result
+
+    def list_groups(
+        self,
+        scope: object = None,
+        tags: object = None,
+        prefix: object = None,
+        *,
+        topic: object = None,
+    ) -> dict[str, Any]:
+        """How many memories match, by folder and by group of names (what follows the prefix
+        or topic up to the next `/` or `_`), largest first; reads files only with tags."""
+        where, wanted, given_prefix, under = _checked_filters(
+            _list_filters(scope, tags, prefix, topic)
+        )
+        named = self._named(where, given_prefix, under)
+        if wanted:
+            named = [item for item in named if self._has_tags(item.memory, wanted)]
+        base = given_prefix or ""
+        if under:
+            topic_base = under.rstrip("/") + "/"
+            if len(topic_base) > len(base) and all(
+                item.memory.qualified.startswith(topic_base) for item in named
+            ):
+                base = topic_base
+        grouped = group_names([item.memory.qualified for item in named], base)
+        by_folder = Counter(item.memory.folder.path for item in named)
+        return {
+            "total": len(named),
+            "base": grouped.base,
+            "groups": [{"prefix": start, "count": count} for start, count in grouped.groups],
+            "ungrouped": grouped.ungrouped,
+            "folders": [
+                {"folder": folder.path, "count": by_folder[folder.path]}
+                for folder in self.config.folders_in(where)
+                if by_folder[folder.path]
+            ],
+        }
+
+    def _has_tags(self, memory: MemoryFile, wanted: Sequence[str]) -> bool:
+        doc = self._safe_load(memory)
+        return doc is not None and all(t in doc.tags for t in wanted)
 
     def clean_leftovers(self) -> int:
         """Remove temp files of writes that were killed midway, in every writable folder."""
@@ -1175,6 +1268,63 @@ def in_topic(name: str, is_global: bool, topic: str) -> bool:
     return topic == "global" or name.startswith(topic + "/")
 
 
+def _list_filters(scope: object, tags: object, prefix: object, topic: object) -> dict[str, object]:
+    """A listing's filters, checked; empty ones are None (`topic=""` is Serena's "none")."""
+    wanted = _check_tags(tags)
+    return {
+        "scope": check_scope(scope, allow_all=True),
+        "tags": sorted(wanted) if wanted else None,
+        "prefix": (None if prefix is None else _check_str(prefix, "prefix")) or None,
+        "topic": (None if topic is None else _check_str(topic, "topic")) or None,
+    }
+
+
+def _checked_filters(
+    filters: Mapping[str, object],
+) -> tuple[str | None, list[str], str | None, str]:
+    """(scope, tags, prefix, topic) of a listing's filters, checked again: a cursor's are text
+    from the caller too."""
+    prefix, topic = filters.get("prefix"), filters.get("topic")
+    return (
+        check_scope(filters.get("scope"), allow_all=True),
+        _check_tags(filters.get("tags")) or [],
+        None if prefix is None else _check_str(prefix, "prefix"),
+        "" if topic is None else _check_str(topic, "topic"),
+    )
+
+
+def _resolve(found: Iterable[MemoryFile]) -> list[Resolved]:
+    """Scanned files (lookup order) as lookup sees them, sorted by name then path."""
+    by_name: dict[str, list[MemoryFile]] = {}
+    invalid: list[MemoryFile] = []
+    for memory in found:
+        if memory.valid:
+            # Keyed by Serena's name: `x` and `global/x` are two memories, not one.
+            by_name.setdefault(memory.qualified, []).append(memory)
+        else:
+            invalid.append(memory)
+    resolved = [Resolved(files[0], tuple(files[1:])) for files in by_name.values()]
+    resolved.extend(Resolved(m) for m in invalid)
+    resolved.sort(key=lambda r: (r.memory.qualified, r.memory.path))
+    return resolved
+
+
+def _listed(item: Resolved, doc: Document | None) -> dict[str, Any]:
+    """One memory of a listing (`memory.list`)."""
+    memory = item.memory
+    return {
+        "name": memory.qualified,
+        "path": memory.path,
+        "scope": memory.scope,
+        "folder": memory.folder.path,
+        "tags": doc.tags if doc else [],
+        "updatedAt": iso(doc.metadata.get("updated_at")) if doc else None,
+        "readOnly": memory.read_only,
+        "shadows": [m.path for m in item.shadows],
+        "title": title_of(doc.body) if doc else None,
+    }
+
+
 def _check_path_free(folder: Folder, name: str) -> None:
     """Refuse a new memory whose file is a folder on disk, or whose topic folder is a file."""
     current = folder.path
@@ -1190,9 +1340,12 @@ def _check_path_free(folder: Folder, name: str) -> None:
         raise Exists(f"{path} is a folder, so memory {name!r} cannot be written there.")
 
 
-def scan_folder(folder: Folder, skip: Iterable[str] = ()) -> list[MemoryFile]:
+def scan_folder(
+    folder: Folder, skip: Iterable[str] = (), stamps: list[tuple[str, int]] | None = None
+) -> list[MemoryFile]:
     """Markdown files under a folder as Serena lists them: hidden and linked folders
-    included, other configured folders and Serena's ignored memories left out."""
+    included, other configured folders and Serena's ignored memories left out. `stamps`
+    receives (directory, modification time) of each directory, taken before it is listed."""
     skip_set = set(skip)
     patterns = folder.patterns
     found: list[MemoryFile] = []
@@ -1205,6 +1358,8 @@ def scan_folder(folder: Folder, skip: Iterable[str] = ()) -> list[MemoryFile]:
     while pending:
         directory, real, prefix, above = pending.pop()
         try:
+            if stamps is not None:
+                stamps.append((directory, directory_stamp(directory)))
             with os.scandir(directory) as listing:
                 entries = sorted(listing, key=operator.attrgetter("name"))
         except OSError:

@@ -131,9 +131,22 @@ COMMANDS: Mapping[str, Command] = {
     ),
     "memory.list": Command(
         {},
-        {"scope": STRING, "tags": TAGS, "prefix": STRING, "topic": STRING},
+        {
+            "scope": STRING,
+            "tags": TAGS,
+            "prefix": STRING,
+            "topic": STRING,
+            "limit": INTEGER,
+            "cursor": STRING,
+        },
+        # Without a limit, every memory (the editor's Memories view lists them all).
         lambda s, a: s.list_memories(
-            a.get("scope"), a.get("tags"), a.get("prefix"), topic=a.get("topic")
+            a.get("scope"),
+            a.get("tags"),
+            a.get("prefix"),
+            topic=a.get("topic"),
+            limit=a.get("limit"),
+            cursor=a.get("cursor"),
         ),
     ),
     "memory.search": Command(

@@ -107,7 +107,7 @@ class MoveResult(TypedDict):
 
 
 class ListedMemory(TypedDict):
-    """One memory in a listing."""
+    """One memory in a listing; its title is its first heading, else its first line."""
 
     name: str
     path: str
@@ -117,12 +117,36 @@ class ListedMemory(TypedDict):
     updatedAt: str | None
     readOnly: bool
     shadows: list[str]
+    title: str | None
+
+
+class NameGroup(TypedDict):
+    """Memories whose names start alike (up to a `/` or `_`): list them with this prefix."""
+
+    prefix: str
+    count: int
+
+
+class FolderCount(TypedDict):
+    """How many of the memories counted are in one folder."""
+
+    folder: str
+    count: int
 
 
 class ListResult(TypedDict):
-    """The result of list_memories (`memory.list`)."""
+    """The result of list_memories (`memory.list`): a page of memories, or (view "topics")
+    their counts by group and folder. `total` is left out when a tag filter stopped reading
+    early; `next_cursor` is there when more memories follow."""
 
-    memories: list[ListedMemory]
+    memories: NotRequired[list[ListedMemory]]
+    total: NotRequired[int]
+    remaining: NotRequired[int]
+    next_cursor: NotRequired[str]
+    base: NotRequired[str]
+    groups: NotRequired[list[NameGroup]]
+    ungrouped: NotRequired[int]
+    folders: NotRequired[list[FolderCount]]
 
 
 class SearchHit(TypedDict):

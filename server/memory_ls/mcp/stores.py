@@ -8,6 +8,7 @@ from memory_ls.config import Settings
 from memory_ls.core.errors import MemoryStoreError
 from memory_ls.core.folders import StoreConfig, resolve_store_config
 from memory_ls.core.fulltext import SearchIndex, fingerprint
+from memory_ls.core.listing import ScanCache
 from memory_ls.core.store import Store
 from memory_ls.mcp.answers import failure, refusal
 
@@ -26,6 +27,9 @@ class StoreFactory:
         self.reported_missing: tuple[str, ...] | None = None
         # The full-text index of the configuration last used: kept open between calls.
         self.search_index: SearchIndex | None = None
+        # Folder scans kept between calls while no directory changes (listings at 10,000
+        # memories answer in milliseconds instead of a 0.1 s scan each).
+        self.scan_cache = ScanCache()
 
     def config(self) -> StoreConfig:
         """Resolve the folders now; report configured folders that do not exist when that changes.
@@ -50,7 +54,7 @@ class StoreFactory:
                 if self.search_index is not None:
                     self.search_index.close()
                 self.search_index = SearchIndex(config, live=False)
-            return act(Store(config, self.search_index))
+            return act(Store(config, self.search_index, scan_cache=self.scan_cache))
         except MemoryStoreError as exc:
             return refusal(exc)
         except OSError as exc:

@@ -3,9 +3,11 @@
 import json
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
+from memory_ls.core.errors import InvalidArguments
 from memory_ls.core.folders import Folder, StoreConfig
+from memory_ls.core.listing import decode_cursor
 from memory_ls.core.names import GLOBAL_PREFIX, caps_prefixes
 from memory_ls.core.routing import routing_prefixes, unknown_prefix
 
@@ -49,14 +51,33 @@ Lookup order: the primary folder (with its topics), then the additional folders,
 global folder; the first hit wins. `global/NAME` or scope "global" reads the global one.
 {_NAMES}"""
 
-LIST_DESCRIPTION = """List memories, optionally filtered by topic.
+# Memories per page of list_memories unless the caller asks (the page's structured content
+# is some 300 characters a memory, its text 30 to 100: 50 keep an answer near 20,000).
+DEFAULT_LIST_LIMIT = 50
+MAX_LIST_LIMIT = 500
+# Name groups shown: to narrow a long listing, and in view "topics".
+GROUPS_IN_LISTING = 12
+GROUPS_IN_TOPICS = 60
 
-The first text is Serena's listing, JSON `{{"memories": [...], "read_only_memories": [...]}}`
-(sorted names; a key with no names is left out). topic "auth" lists the memories named
-`auth/...` (at any depth); "global" lists the global memories, "global/x" those named
-`global/x/...`. memory-ls also filters by scope ("project", "global", "all"), by tags (all
-must match) and by a name prefix (`FEATURE_`); the second text gives each memory's folder,
-scope and tags, and the routing prefixes that send new memories to additional folders."""
+LIST_DESCRIPTION = f"""List memories (sorted by name), a page at a time.
+
+The first text is Serena's listing, JSON `{{{{"memories": [...], "read_only_memories": [...]}}}}`,
+of this page's names (a key with no names is left out). The text after it says how many
+memories match in all and, when more exist, how to see them: pass the answer's next_cursor
+as `cursor` for the next page (the filters come with it; `limit` sets the page size, default
+{DEFAULT_LIST_LIMIT}, at most {MAX_LIST_LIMIT}), or narrow the listing: topic "auth" lists the
+memories named `auth/...` (at any depth), "global" the global memories, "global/x" those named
+`global/x/...`; prefix lists names that start with it (`FEATURE_`, `auth_`); scope is
+"project", "global" or "all"; tags (all must match) read the files, so on a large store they
+cost a file read per memory until the page is full.
+
+view "titles" answers one row per memory instead of the JSON: its name, title (first heading,
+else first line) and tags. view "topics" answers no names: how many memories each folder holds
+and each group of names (the start of a name up to `/` or `_`); on a large store start there.
+
+An empty listing means no memory is stored (under those filters): there is nothing to read.
+To find what is known about a task, {{search_memories}} with the task's words is quicker than
+paging; then {{read_memory}} what is relevant."""
 
 EDIT_DESCRIPTION = f"""Replace content in an existing memory, in place (it is never moved).
 
@@ -157,19 +178,223 @@ def missed_prefix_hint(name: str, config: StoreConfig) -> str:
     return f"; prefix {prefix} matches no additional folder (routing prefixes: {known})"
 
 
-def listing_text(memories: Sequence[Mapping[str, Any]], config: StoreConfig) -> str:
-    """The list_memories text: one memory a line, then where new names would go."""
-    lines = [f"{len(memories)} memor{'y' if len(memories) == 1 else 'ies'}:"]
-    for memory in memories:
-        where = folder_phrase(folder_at(config, memory["folder"])).removeprefix("the ")
-        extra = [f"{memory['scope']}, {where}"]
-        if memory["tags"]:
-            extra.append("tags: " + ", ".join(memory["tags"]))
-        if memory["readOnly"]:
-            extra.append("read-only")
-        if memory["shadows"]:
-            extra.append(f"shadows {len(memory['shadows'])} other file(s)")
-        lines.append(f"- {memory['name']} ({'; '.join(extra)})")
+class ListRequest(NamedTuple):
+    """The arguments of a list_memories call, to say what was listed and how to go on."""
+
+    topic: str
+    scope: str | None
+    tags: Sequence[str] | None
+    prefix: str | None
+    view: str
+    limit: int | None
+    cursor: str | None
+
+    def filters(self) -> dict[str, Any]:
+        """The listing's filters: those given, else those its cursor carries."""
+        given: dict[str, Any] = {
+            "topic": self.topic or None,
+            "scope": self.scope if self.scope != "all" else None,
+            "tags": sorted(self.tags) if self.tags else None,
+            "prefix": self.prefix or None,
+        }
+        if self.cursor is not None:
+            try:
+                _, carried = decode_cursor(self.cursor)
+            except InvalidArguments:
+                carried = {}
+            for key, value in carried.items():
+                if given.get(key) is None:
+                    given[key] = value
+        return given
+
+
+def _count(number: int, word: str = "memory", plural: str = "memories") -> str:
+    return f"{number:,} {word if number == 1 else plural}"
+
+
+def filter_phrase(request: ListRequest) -> str:
+    """What a listing was filtered by: ' under topic "auth" with tags a, b'."""
+    filters = request.filters()
+    parts = []
+    if filters["topic"]:
+        parts.append(f'under topic "{filters["topic"]}"')
+    if filters["prefix"]:
+        parts.append(f'named "{filters["prefix"]}..."')
+    if filters["tags"]:
+        parts.append("tagged " + ", ".join(filters["tags"]))
+    if filters["scope"]:
+        parts.append(f"in the {filters['scope']} scope")
+    return "".join(" " + part for part in parts)
+
+
+def _call(names: Mapping[str, str], **arguments: object) -> str:
+    """A list_memories call as the agent would write it."""
+    shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
+    return f"{names['list_memories']}({shown})"
+
+
+def _continuation(
+    result: Mapping[str, Any],
+    request: ListRequest,
+    names: Mapping[str, str],
+    groups: Mapping[str, Any] | None,
+) -> list[str]:
+    """How many memories this page shows, and how to see the others."""
+    memories = result["memories"]
+    total, remaining = result.get("total"), result.get("remaining")
+    where = filter_phrase(request)
+    lines = []
+    if total is not None and remaining is not None:
+        first = total - remaining - len(memories) + 1
+        if memories and (first > 1 or remaining):
+            last = first + len(memories) - 1
+            lines.append(f"Memories {first:,}-{last:,} of {total:,}{where} (sorted by name).")
+        else:
+            shown = "listed" if request.view == "titles" else "all listed above"
+            lines.append(f"{_count(total)}{where}, {shown}.")
+    elif "next_cursor" in result:
+        lines.append(f"{_count(len(memories))}{where}; more follow.")
+    else:
+        lines.append(f"{_count(len(memories))}{where}, the last of this listing.")
+    cursor = result.get("next_cursor")
+    if cursor is None:
+        return lines
+    more = f"{remaining:,} more" if remaining is not None else "More"
+    lines.append(f"{more}: the next page is {_call(names, cursor=cursor)}.")
+    if groups and groups["groups"]:
+        shown = groups["groups"][:GROUPS_IN_LISTING]
+        listed = ", ".join(f"{g['prefix']} ({g['count']:,})" for g in shown)
+        hint = _call(names, prefix=shown[0]["prefix"])
+        lines.append(
+            f"Or narrow it by the start of the name, e.g. {hint}; largest groups: {listed}"
+            + ("; and more" if len(groups["groups"]) > len(shown) else "")
+            + '. view="topics" counts every group and folder.'
+        )
+    lines.append(
+        f"To find what is known about a task, {names['search_memories']} with its words is "
+        "quicker than paging."
+    )
+    return lines
+
+
+def _empty(request: ListRequest, names: Mapping[str, str], every: int | None) -> str:
+    """What an empty listing means."""
+    where = filter_phrase(request)
+    if where and every:
+        return (
+            f"No memories{where}; the store holds {_count(every)} in all "
+            f"({_call(names, view='topics')} counts them by name group and folder)."
+        )
+    return (
+        f"No memories{where}: nothing is stored{' there' if where else ' yet'}, so there is "
+        f"nothing to read before a task. Save what is worth keeping with {names['write_memory']}."
+    )
+
+
+def listing_text(
+    result: Mapping[str, Any],
+    request: ListRequest,
+    config: StoreConfig,
+    names: Mapping[str, str],
+    groups: Mapping[str, Any] | None = None,
+    every: int | None = None,
+) -> str:
+    """The text after Serena's JSON: how many memories, how to see more, where new ones go.
+
+    It names no memory: the JSON above holds the page's names.
+    """
+    if not result["memories"] and "next_cursor" not in result:
+        lines = [_empty(request, names, every)]
+    else:
+        lines = _continuation(result, request, names, groups)
+        read_only = sum(1 for m in result["memories"] if m["readOnly"])
+        if read_only:
+            lines.append(f"{_count(read_only)} of this page can be read but not written.")
+        if result.get("next_cursor") is None:
+            lines.append('view="titles" gives each one\'s title and tags.')
+    lines.append(routing_summary(config))
+    return "\n".join(lines)
+
+
+def titles_text(
+    result: Mapping[str, Any],
+    request: ListRequest,
+    config: StoreConfig,
+    names: Mapping[str, str],
+    groups: Mapping[str, Any] | None = None,
+    every: int | None = None,
+) -> str:
+    """view "titles": one row per memory (name, title, tags), then how to see more."""
+    memories = result["memories"]
+    if not memories and "next_cursor" not in result:
+        return _empty(request, names, every) + "\n" + routing_summary(config)
+    rows = [_title_row(memory) for memory in memories]
+    tail = _continuation(result, request, names, groups)
+    return "\n".join([tail[0], *rows, *tail[1:], routing_summary(config)])
+
+
+def _title_row(memory: Mapping[str, Any]) -> str:
+    name: str = memory["name"]
+    row = f"- {name}"
+    title = memory.get("title")
+    # A title that only repeats the name says nothing.
+    if title and _plain(title) != _plain(name.rsplit("/", 1)[-1]):
+        row += f": {title}"
+    extra = []
+    if memory["tags"]:
+        extra.append("tags " + ", ".join(memory["tags"]))
+    if memory["readOnly"]:
+        extra.append("read-only")
+    if memory["shadows"]:
+        extra.append(f"shadows {len(memory['shadows'])} other file(s)")
+    return row + (f" [{'; '.join(extra)}]" if extra else "")
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.replace("_", " ").replace("-", " ").lower().split())
+
+
+def topics_text(
+    result: Mapping[str, Any],
+    request: ListRequest,
+    config: StoreConfig,
+    names: Mapping[str, str],
+) -> str:
+    """view "topics": counts by folder and by name group, and how to list one."""
+    total = result["total"]
+    where = filter_phrase(request)
+    if not total:
+        return _empty(request, names, None) + "\n" + routing_summary(config)
+    folders = "; ".join(
+        f"{folder_phrase(folder_at(config, f['folder'])).removeprefix('the ')} {f['count']:,}"
+        for f in result["folders"]
+    )
+    lines = [f"{_count(total)}{where}. By folder: {folders}."]
+    groups = result["groups"]
+    base = result["base"]
+    if groups:
+        under = f' after "{base}"' if base else ""
+        lines.append(
+            f"By the start of the name (up to the next / or _{under}), largest first; "
+            f"list a group with {_call(names, prefix=groups[0]['prefix'])}:"
+        )
+        shown = groups[:GROUPS_IN_TOPICS]
+        lines += [f"- {g['prefix']} {g['count']:,}" for g in shown]
+        rest = groups[len(shown) :]
+        if rest:
+            lines.append(
+                f"- ... {_count(len(rest), 'group', 'groups')} more, with "
+                f"{_count(sum(g['count'] for g in rest))}"
+            )
+    if result["ungrouped"]:
+        after = f' after "{base}"' if base else ""
+        lines.append(f"{_count(result['ungrouped'])} with no / or _{after}, in no group.")
+    given = {k: v for k, v in request.filters().items() if v}
+    if base and not groups:
+        given["prefix"] = base
+    lines.append(
+        f"Names: {_call(names, **given)}; with titles: {_call(names, **given, view='titles')}."
+    )
     lines.append(routing_summary(config))
     return "\n".join(lines)
 
@@ -194,10 +419,14 @@ def prefix_routes(additional: Sequence[Folder]) -> list[tuple[str, Folder]]:
 
 
 def instructions(config: StoreConfig, names: Mapping[str, str]) -> str:
-    """The server instructions: what this store is and where memories go (as at start)."""
+    """The server instructions: what this store is, when to look in it, where memories go."""
+    search, read, listing = names["search_memories"], names["read_memory"], names["list_memories"]
     return (
-        "memory-ls keeps project memories (Markdown notes) for the workspace "
-        f"{config.root}. Write them with {names['write_memory']}; read with "
-        f"{names['read_memory']}, {names['list_memories']} and {names['search_memories']}. "
-        + routing_summary(config)
+        "memory-ls keeps project memories (Markdown notes kept between sessions) for the "
+        f"workspace {config.root}. Before a task, {search} with the task's words and "
+        f"{read} the memories that look relevant. {listing} shows what exists, a page at a "
+        'time (view="topics" counts memories by name group on a large store; pass the '
+        "answer's next_cursor as cursor for the next page). An empty search or listing means "
+        "nothing is stored on it: carry on without. Save what a later session should know with "
+        f"{names['write_memory']}. " + routing_summary(config)
     )
