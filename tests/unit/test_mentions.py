@@ -98,7 +98,7 @@ def test_forms_of_the_target(ws: Workspace, about: About, target: str) -> None:
 def test_an_absolute_target_inside_the_workspace(ws: Workspace, store: Store, about: About) -> None:
     _notes(ws)
     absolute = os.path.join(store.config.root, "src", "shop", "cart.py")
-    assert about(absolute)["path"] == "src/shop/cart.py"
+    assert about(absolute)["targetPath"] == "src/shop/cart.py"
     assert _lines(about(absolute), "cart_notes")[0] == (7, "path")
 
 

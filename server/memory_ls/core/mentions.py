@@ -47,6 +47,8 @@ if TYPE_CHECKING:
 # How well a line mentions the target, best first (the order results are ranked in).
 MATCH_RANKS: Mapping[str, int] = {"path": 4, "inside": 3, "name": 2, "symbol": 1}
 DEFAULT_LIMIT = 10
+# Longer than any path a system takes (PATH_MAX is 4096 on Linux).
+MAX_TARGET_CHARS = 4096
 # A memory's mentioning lines kept in a result; the rest are counted (`moreLines`).
 LINES_KEPT = 5
 # A path as written in prose or in inline code: segments joined by `/`.
@@ -95,6 +97,8 @@ class LineMention:
 def parse_target(text: str, root: str) -> Target:
     """The target a path or symbol names; InvalidArguments when it names nothing to find."""
     given = text.strip()
+    if len(given) > MAX_TARGET_CHARS:
+        raise InvalidArguments(f"target is {len(given)} characters long: a path or symbol is not.")
     raw = given.strip("`").strip().replace("\\", "/")
     if "\n" in raw or not raw:
         raise InvalidArguments("target must be a path or a symbol on one line, not empty.")
@@ -293,7 +297,7 @@ def memories_about(
     memories = [_memory_result(memory, text, lines) for _, memory, text, lines in found[:limit]]
     return {
         "target": parsed.text,
-        "path": parsed.path,
+        "targetPath": parsed.path,
         "memories": memories,
         "more": max(0, len(found) - limit),
     }
@@ -308,11 +312,17 @@ def _candidates(store: Store, target: Target, texts: Mapping[str, str]) -> list[
     paths = index.files_with_phrases(target.phrases) if index is not None else None
     if paths is None:
         return [item.memory for item in store.resolve()]
+    # The index knows which files are memories; of the texts, only those on disk are.
+    opened = [path for path in texts if path not in paths and os.path.isfile(path)]
     found = []
-    for path in dict.fromkeys([*paths, *texts]):
+    for path in dict.fromkeys([*paths, *opened]):
         owned = config.name_of(path)
-        if owned is not None and not _shadowed(config, *owned):
-            found.append(MemoryFile(owned[1], path, owned[0]))
+        if owned is None or _shadowed(config, *owned):
+            continue
+        folder, name = owned
+        if folder.patterns.ignored and folder.patterns.is_ignored(folder.qualified(name)):
+            continue
+        found.append(MemoryFile(name, path, folder))
     return found
 
 
