@@ -124,7 +124,8 @@ def parse_target(text: str, root: str) -> Target:
         raise InvalidArguments(f"target {given!r} has no word to look for (letters or digits).")
     needles = [name, encoded]
     if symbol_text:
-        needles.append(re.split(_SEPARATOR, symbol_text)[-1])
+        # Every part is in a mentioning line: the longest one lets the fewest lines by.
+        needles.append(max(re.split(_SEPARATOR, symbol_text.removesuffix("()")), key=len))
     return Target(
         given,
         relative,
