@@ -4,7 +4,16 @@ import * as fs from "node:fs";
 import * as nodePath from "node:path";
 import * as vscode from "vscode";
 import { openPythonSetting } from "./interpreter";
-import { describeRoute, displayPath, memoryPickText, parseTags, suggestName, suggestValidName } from "./format";
+import {
+  aboutPickItems,
+  describeRoute,
+  displayPath,
+  memoryPickText,
+  parseTags,
+  suggestName,
+  suggestValidName,
+  workspaceRelative,
+} from "./format";
 import type { MemoryInfo, RouteResult, Scope } from "./protocol";
 import { errorText, SERVER_COMMAND, ServerCommandError, type MemoryServer } from "./server";
 import type { MemoryServers, Served } from "./servers";
@@ -30,6 +39,8 @@ interface SearchPickItem extends vscode.QuickPickItem {
 }
 
 const SEARCH_DELAY_MS = 150;
+// Memories shown by "Show Memories About This File" (the rest are counted).
+const ABOUT_LIMIT = 50;
 
 export function registerCommands(context: vscode.ExtensionContext, servers: MemoryServers): void {
   /** The served workspace folder a command acts in: its target's, else the active or picked one. */
@@ -353,6 +364,38 @@ export function registerCommands(context: vscode.ExtensionContext, servers: Memo
     });
     clearTimeout(timer);
     pick.dispose();
+    if (chosen !== undefined) {
+      await open(chosen.path, chosen.line);
+    }
+  });
+
+  // The memories that mention the active editor's file (or the file or folder the
+  // explorer's menu was opened on), best first; choosing one opens it at that line.
+  register("memoryLs.showMemoriesAbout", async (served, target) => {
+    const { server, folder } = served;
+    const uri = target instanceof vscode.Uri ? target : vscode.window.activeTextEditor?.document.uri;
+    if (uri === undefined || uri.scheme !== "file") {
+      void vscode.window.showWarningMessage("Open a file of the workspace first.");
+      return;
+    }
+    const root = places(folder).root;
+    const relative = root === undefined ? undefined : workspaceRelative(root, uri.fsPath);
+    if (relative === undefined) {
+      void vscode.window.showWarningMessage(`${uri.fsPath} is not inside the workspace folder.`);
+      return;
+    }
+    const result = await server.call("memory.about", { target: relative, limit: ABOUT_LIMIT });
+    if (result.memories.length === 0) {
+      void vscode.window.showInformationMessage(`No memory mentions ${relative}.`);
+      return;
+    }
+    const more = result.more > 0 ? ` (the best ${result.memories.length}; ${result.more} more)` : "";
+    const chosen = await vscode.window.showQuickPick(aboutPickItems(result), {
+      title: `Memories About ${relative}${more}`,
+      placeHolder: "Choose a memory to open it at the line that mentions the file",
+      matchOnDescription: true,
+      matchOnDetail: true,
+    });
     if (chosen !== undefined) {
       await open(chosen.path, chosen.line);
     }

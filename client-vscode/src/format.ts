@@ -1,7 +1,7 @@
 // How memories, folders and routes are shown: labels, grouping for the tree view and
 // the texts of messages. Pure: no `vscode` import, so Node's test runner can check it.
 import * as path from "node:path";
-import type { MemoryInfo, RouteResult, RoutedBy, Scope } from "./protocol";
+import type { AboutMatch, AboutResult, MemoryInfo, RouteResult, RoutedBy, Scope } from "./protocol";
 
 export interface Places {
   /** Workspace root, or undefined without a folder open. */
@@ -158,4 +158,43 @@ export function suggestValidName(name: string): string {
     .replace(/[\\:*?"<>|]|\p{Cc}|\p{Cf}/gu, "_")
     .replace(/^[.]+$/, "_");
   return replaced || "memory";
+}
+
+/** A file's path relative to the workspace root, with `/`; undefined outside the root. */
+export function workspaceRelative(root: string, file: string): string | undefined {
+  const relative = path.relative(root, file);
+  if (relative === "" || relative.startsWith("..") || path.isAbsolute(relative)) {
+    return undefined;
+  }
+  return relative.split(path.sep).join("/");
+}
+
+const MATCH_LABELS: Record<AboutMatch, string> = {
+  path: "names this path",
+  inside: "names a path inside it",
+  name: "same file name",
+  symbol: "in code",
+};
+
+export interface AboutPickText extends PickText {
+  path: string;
+  /** The line to open the memory at (1-based): its best mention. */
+  line: number;
+}
+
+/** Quick pick texts of the memories that mention a file: the name and title; how it is
+ *  mentioned; the best mentioning line (opened when chosen). */
+export function aboutPickItems(result: AboutResult): AboutPickText[] {
+  return result.memories.map((memory) => {
+    const best = memory.lines.find((line) => line.match === memory.match) ?? memory.lines[0];
+    const others = memory.lines.length - 1 + memory.moreLines;
+    const more = others > 0 ? ` (+${others} more ${others === 1 ? "line" : "lines"})` : "";
+    return {
+      label: memory.name,
+      description: [memory.title, MATCH_LABELS[memory.match]].filter((part) => part).join(" · "),
+      detail: best === undefined ? "" : `${best.line}: ${best.text}${more}`,
+      path: memory.path,
+      line: best?.line ?? 1,
+    };
+  });
 }

@@ -99,6 +99,34 @@ export interface RouteResult {
   unknownPrefix: string | null;
 }
 
+export interface AboutArgs {
+  /** A workspace-relative path, a file name or a symbol. */
+  target: string;
+  limit?: number;
+}
+export type AboutMatch = "path" | "inside" | "name" | "symbol";
+export interface AboutLine {
+  line: number;
+  text: string;
+  match: AboutMatch;
+}
+export interface AboutMemory {
+  name: string;
+  path: string;
+  scope: Scope;
+  title: string;
+  match: AboutMatch;
+  lines: AboutLine[];
+  moreLines: number;
+}
+export interface AboutResult {
+  target: string;
+  targetPath: string;
+  memories: AboutMemory[];
+  /** Memories that mention the target beyond the limit. */
+  more: number;
+}
+
 /** Each server command with its argument and result types. */
 export interface Commands {
   "memory.save": [SaveArgs, SaveResult];
@@ -108,5 +136,6 @@ export interface Commands {
   "memory.list": [ListArgs, ListResult];
   "memory.search": [SearchArgs, SearchResult];
   "memory.route": [NameArgs, RouteResult];
+  "memory.about": [AboutArgs, AboutResult];
 }
 export type CommandName = keyof Commands;

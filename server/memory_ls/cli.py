@@ -167,6 +167,14 @@ def build_parser() -> argparse.ArgumentParser:
     _scope(search, LIST_SCOPE_CHOICES)
     search.add_argument("--limit", type=int, metavar="N")
 
+    about = command("about", "the memories that mention a path or symbol, best first")
+    about.add_argument(
+        "target",
+        metavar="TARGET",
+        help="a path (src/shop/cart.py), file name or symbol (Cart.total)",
+    )
+    about.add_argument("--limit", type=int, metavar="N", help="at most N memories (default 10)")
+
     route = command("route", "show where a save of NAME would go (dry run)")
     route.add_argument("name", metavar="NAME")
     _scope(route)
@@ -250,10 +258,12 @@ def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> i
             )
         for problem in config.patterns.problems:
             print(f"memory-ls: warning: {problem}", file=stderr)
-        # A search, a move (to find the referrers) and a read (who supersedes it) open the
-        # full-text index (kept in the user's cache directory).
+        # A search, a move (to find the referrers), a read (who supersedes it) and `about`
+        # (to find the mentions) open the full-text index (kept in the user's cache directory).
         search_index = (
-            SearchIndex(config, live=False) if args.command in ("search", "move", "read") else None
+            SearchIndex(config, live=False)
+            if args.command in ("search", "move", "read", "about")
+            else None
         )
         try:
             return _dispatch(args, Store(config, search_index), stdin, stdout, stderr)
@@ -340,6 +350,10 @@ def _dispatch(
         )
     elif command == "search":
         result = store.search(args.query, args.tags, args.scope, args.limit)
+    elif command == "about":
+        from memory_ls.core.mentions import memories_about
+
+        result = memories_about(store, args.target, args.limit)
     elif command == "route":
         result = store.route(args.name, args.scope)
     elif command == "tags":
@@ -530,6 +544,8 @@ def _human(command: str, result: dict[str, Any], config: StoreConfig) -> str:
     if command == "search":
         rows = [f"{r['name']}:{r['line']}: {r['text']}" for r in result["results"]]
         return "\n".join(rows) if rows else "(no matches)"
+    if command == "about":
+        return _about_text(result, rel)
     if command == "tags":
         rows = [f"{t['count']:>5}  {t['tag']}" for t in result["tags"]]
         return "\n".join(rows) if rows else "(no tags)"
@@ -542,6 +558,20 @@ def _human(command: str, result: dict[str, Any], config: StoreConfig) -> str:
         ]
         return "\n".join(lines) if lines else "(nothing to import)"
     return json.dumps(result, ensure_ascii=False, indent=2)
+
+
+def _about_text(result: dict[str, Any], rel: Any) -> str:
+    """Each memory (name, title, file), then its mentioning lines; then how many more."""
+    lines = []
+    for memory in result["memories"]:
+        title = f" ({memory['title']})" if memory["title"] else ""
+        lines.append(f"{memory['name']}{title}  {rel(memory['path'])}")
+        lines += [f"  {m['line']}: {m['text']}" for m in memory["lines"]]
+        if memory["moreLines"]:
+            lines.append(f"  ... {memory['moreLines']} more line(s)")
+    if result["more"]:
+        lines.append(f"... {result['more']} more memories (--limit)")
+    return "\n".join(lines) if lines else f"(no memory mentions {result['target']})"
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:

@@ -490,3 +490,89 @@ async def test_global_names_refused_when_the_global_scope_is_off(tmp_path: Path)
             assert code == "outside-store", command
             assert "global scope is disabled" in message
     assert (workspace.primary / "style_guide.md").exists()
+
+
+# ----- memory.about ----------------------------------------------------------------------
+
+
+async def test_about_finds_the_memories_that_mention_a_file(server: Session, ws: Workspace) -> None:
+    ws.write("src/billing/ledger.py", "class Ledger: ...\n")
+    ws.write(
+        ".serena/memories/about_ledger.md", "# Ledger\n\nTotals in `src/billing/ledger.py:3`.\n"
+    )
+    ws.write(".serena/memories/about_other.md", "Another `lib/ledger.py`; `Ledger.post()`.\n")
+    ledger = {"target": "src/billing/ledger.py"}
+
+    async def both_seen() -> bool:
+        # Written behind the server's back: its file watching brings them in.
+        return len((await server.command("memory.about", ledger))["memories"]) == 2
+
+    await server.eventually(both_seen, "memory.about sees the memories written on disk")
+    result = await server.command("memory.about", ledger)
+    assert result == {
+        "target": "src/billing/ledger.py",
+        "targetPath": "src/billing/ledger.py",
+        "memories": [
+            {
+                "name": "about_ledger",
+                "path": str(ws.primary / "about_ledger.md"),
+                "scope": "project",
+                "title": "Ledger",
+                "match": "path",
+                "lines": [
+                    {"line": 3, "text": "Totals in `src/billing/ledger.py:3`.", "match": "path"}
+                ],
+                "moreLines": 0,
+            },
+            {
+                "name": "about_other",
+                "path": str(ws.primary / "about_other.md"),
+                "scope": "project",
+                "title": "",
+                "match": "name",
+                "lines": [
+                    {
+                        "line": 1,
+                        "text": "Another `lib/ledger.py`; `Ledger.post()`.",
+                        "match": "name",
+                    }
+                ],
+                "moreLines": 0,
+            },
+        ],
+        "more": 0,
+    }
+    limited = await server.command("memory.about", {"target": "ledger.py", "limit": 1})
+    assert [m["name"] for m in limited["memories"]] == ["about_ledger"]
+    assert limited["more"] == 1
+    symbol = await server.command("memory.about", {"target": "Ledger.post"})
+    assert [(m["name"], m["match"]) for m in symbol["memories"]] == [("about_other", "symbol")]
+
+
+async def test_about_reads_open_memories_as_the_editor_has_them(
+    server: Session, ws: Workspace
+) -> None:
+    ws.write("src/billing/invoice.py", "")
+    ws.write(".serena/memories/about_draft.md", "Nothing yet.\n")
+    uri = server.open(
+        ".serena/memories/about_draft.md", "Unsaved:\n[inv](../../src/billing/invoice.py)\n"
+    )
+    try:
+        result = await server.command("memory.about", {"target": "src/billing/invoice.py"})
+        assert [(m["name"], m["lines"][0]["line"]) for m in result["memories"]] == [
+            ("about_draft", 2)
+        ]
+    finally:
+        server.close(uri)
+    closed = await server.command("memory.about", {"target": "src/billing/invoice.py"})
+    assert closed["memories"] == []
+
+
+async def test_about_refuses_what_names_nothing(server: Session) -> None:
+    assert (await refused(server, "memory.about", {}))[0] == "invalid-arguments"
+    assert (await refused(server, "memory.about", {"target": " "}))[0] == "invalid-arguments"
+    assert (await refused(server, "memory.about", {"target": "../up.py"}))[0] == (
+        "invalid-arguments"
+    )
+    code, message = await refused(server, "memory.about", {"target": "x.py", "limit": 0})
+    assert code == "invalid-arguments" and "limit" in message

@@ -67,6 +67,7 @@ COMMANDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "memory.search": (("query",), ("tags", "scope", "limit")),
     "memory.route": (("name",), ("scope",)),
     "memory.tags": ((), ("scope",)),
+    "memory.about": (("target",), ("limit",)),
 }
 WRITERS = {"memory.save", "memory.edit", "memory.delete", "memory.move"}
 CALL_TIMEOUT = 10.0
@@ -236,6 +237,11 @@ KEY_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "scope": st.one_of(scopes, st.text(odd_characters, max_size=8)),
     "mode": st.sampled_from(["literal", "regex", "literal", "regex", "REGEX", "", "glob"]),
     "allowMultiple": st.one_of(st.booleans(), st.sampled_from([0, 1, "true", None])),
+    "target": st.one_of(
+        names,
+        texts,
+        st.sampled_from(["src/x.py", "./a/b.md", "/etc/passwd", "../../x", "Cart.total", "/"]),
+    ),
     "limit": st.one_of(st.integers(-3, 5), st.integers(-(2**70), 2**70), st.just(True)),
     "expectedVersion": st.one_of(
         st.text("0123456789abcdefABCDEF", min_size=0, max_size=20), texts, st.just(None)
@@ -445,7 +451,7 @@ def as_plain(value: Any) -> Any:
 
 # Reads follow symbolic links wherever they lead, as Serena's do (SPEC 2.2): their results
 # may show a linked file's text, and its path (inside a folder) may resolve outside.
-READERS = frozenset({"memory.read", "memory.list", "memory.search"})
+READERS = frozenset({"memory.read", "memory.list", "memory.search", "memory.about"})
 
 
 def check_answer(ws: Workspace, outcome: Any, command: str | None = None) -> None:

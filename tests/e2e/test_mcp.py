@@ -30,6 +30,7 @@ TOOLS = {
     "rename_memory",
     "edit_memory",
     "search_memories",
+    "find_memories_about",
 }
 # The input schemas Serena 2.1.0's MCP server publishes for its memory tools (generated from
 # the apply() signatures in serena/tools/memory_tools.py; titles and descriptions left out).
@@ -268,7 +269,9 @@ async def test_tools_are_listed_with_schemas_and_annotations_that_are_enforced(
     assert schema_of(tools["list_memories"], "scope")["enum"] == ["project", "global", "all"]
     assert schema_of(tools["search_memories"], "limit")["minimum"] == 1
 
-    for name in ("read_memory", "list_memories", "search_memories"):
+    assert schema_of(tools["find_memories_about"], "limit")["minimum"] == 1
+    assert "before changing a file" in (tools["find_memories_about"].description or "")
+    for name in ("read_memory", "list_memories", "search_memories", "find_memories_about"):
         annotations = tools[name].annotations
         assert annotations is not None and annotations.read_only_hint is True, name
     for name, idempotent in (
@@ -604,6 +607,63 @@ async def test_read_list_search(ws: Workspace) -> None:
         assert f"FEATURE_login:{line}: Uses OAuth tokens." in text
         _, result = await ok(session, "search_memories", query="tabs", tags=["auth"])
         assert result["results"] == []
+
+
+async def test_find_memories_about_a_file_before_changing_it(ws: Workspace) -> None:
+    (ws.root / "src" / "shop").mkdir(parents=True)
+    (ws.root / "src" / "shop" / "cart.py").write_text("class Cart: ...\n")
+    async with mcp_server(ws) as session:
+        await ok(
+            session,
+            "write_memory",
+            memory_name="cart_rules",
+            content="# Cart rules\nTotals: [cart](../../src/shop/cart.py).\n"
+            "Test `src/shop/cart.py` too.\n",
+        )
+        await ok(session, "write_memory", memory_name="FEATURE_cart", content="See `cart.py`.\n")
+        await ok(session, "write_memory", memory_name="style", content="Use `Cart.total()`.\n")
+        await ok(session, "write_memory", memory_name="unrelated", content="A cart, a py.\n")
+
+        text, result = await ok(session, "find_memories_about", target="src/shop/cart.py")
+        assert [(m["name"], m["match"]) for m in result["memories"]] == [
+            ("cart_rules", "path"),
+            ("FEATURE_cart", "name"),
+        ]
+        rules = (ws.primary / "cart_rules.md").read_text().splitlines()
+        link = rules.index("Totals: [cart](../../src/shop/cart.py).") + 1
+        assert [line["line"] for line in result["memories"][0]["lines"]] == [link, link + 1]
+        assert text.splitlines() == [
+            "2 memories mention src/shop/cart.py:",
+            f"- cart_rules (Cart rules): {link}: Totals: [cart](../../src/shop/cart.py). | "
+            f"{link + 1}: Test `src/shop/cart.py` too.",
+            f"- FEATURE_cart: {result['memories'][1]['lines'][0]['line']}: See `cart.py`.",
+        ]
+
+        text, result = await ok(session, "find_memories_about", target="cart.py", limit=1)
+        assert [m["name"] for m in result["memories"]] == ["cart_rules"]
+        assert result["more"] == 1
+        assert "2 memories mention cart.py (the best 1 here):" in text
+        assert text.endswith("1 more memory: pass a larger limit.")
+
+        _, result = await ok(session, "find_memories_about", target="Cart.total")
+        assert [(m["name"], m["match"]) for m in result["memories"]] == [("style", "symbol")]
+
+        # Changed behind the server's back: the index is compared with the disk first.
+        (ws.primary / "cart_rules.md").write_text("Nothing about it any more.\n")
+        (ws.primary / "new_note.md").write_text("Moved from `./src/shop/cart.py:10`.\n")
+        text, result = await ok(session, "find_memories_about", target="./src/shop/cart.py")
+        assert [m["name"] for m in result["memories"]] == ["new_note", "FEATURE_cart"]
+
+        text, result = await ok(session, "find_memories_about", target="src/shop/none.py")
+        assert (text, result["memories"], result["more"]) == (
+            "No memory mentions src/shop/none.py.",
+            [],
+            0,
+        )
+        assert "[invalid-arguments]" in await refused(
+            session, "find_memories_about", target="../../etc/passwd"
+        )
+        assert "[invalid-arguments]" in await refused(session, "find_memories_about", target=" ")
 
 
 async def test_rename_reroutes_and_rewrites_references_then_delete(ws: Workspace) -> None:

@@ -373,3 +373,25 @@ def test_list_pages_with_limit_and_cursor(example: Path) -> None:
     assert human[1].startswith(f"({len(names) - 1:,} more: --cursor ")
     refused = cli(example, "list", "--limit", "0")
     assert refused.returncode == 2 and "limit must be a positive whole number" in refused.stderr
+
+
+def test_about_lists_the_memories_that_mention_a_path(example: Path) -> None:
+    (example / "src").mkdir()
+    (example / "src" / "cart.py").write_text("")
+    primary = example / ".serena" / "memories"
+    (primary / "cart_notes.md").write_text("# Cart\nThe total is in `src/cart.py:3`.\n")
+    (primary / "other_cart.md").write_text("Not [this](../../lib/cart.py).\n")
+    done = cli(example, "about", "src/cart.py")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "cart_notes (Cart)  .serena/memories/cart_notes.md",
+        "  2: The total is in `src/cart.py:3`.",
+        "other_cart  .serena/memories/other_cart.md",
+        "  1: Not [this](../../lib/cart.py).",
+    ]
+    found = json.loads(cli(example, "about", "./src/cart.py", "--limit", "1", "--json").stdout)
+    assert [m["name"] for m in found["memories"]] == ["cart_notes"]
+    assert (found["more"], found["targetPath"]) == (1, "src/cart.py")
+    assert cli(example, "about", "src/none.py").stdout == "(no memory mentions src/none.py)\n"
+    refused = cli(example, "about", "../outside.py")
+    assert refused.returncode == 2 and "[invalid-arguments]" in refused.stderr

@@ -194,6 +194,24 @@ describe("memory-ls in VS Code (code-server)", { timeout: 15 * 60_000 }, () => {
     await page.locator(".statusbar-item", { hasText: /^Ln 3, Col 1$/ }).waitFor({ timeout: 10_000 });
   });
 
+  step("Show Memories About This File lists the memories that mention it and opens one at the line", async () => {
+    await openFile(page, "src/payments/charge.py");
+    await runCommand(page, "Memory: Show Memories About This File");
+    await page
+      .locator(".quick-input-title", { hasText: "Memories About src/payments/charge.py" })
+      .waitFor({ timeout: 10_000 });
+    const row = quickPickRow(page, "SPEC_payments_api");
+    await row.waitFor({ timeout: 10_000 });
+    const text = await row.innerText();
+    assert.match(text, /Payments API specification/);
+    assert.match(text, /5: Charged by \[charge\]\(\.\.\/\.\.\/src\/payments\/charge\.py\)/);
+    // Only the memory that mentions it.
+    assert.equal(await page.locator(".quick-input-list .monaco-list-row").count(), 1);
+    await row.click();
+    await activeTab(page, "SPEC_payments_api.md").waitFor({ timeout: 10_000 });
+    await page.locator(".statusbar-item", { hasText: /^Ln 5, Col 1$/ }).waitFor({ timeout: 10_000 });
+  });
+
   step("a broken link shows in the Problems panel", async () => {
     await openFile(page, ".serena/memories/project_overview.md");
     await focusEditor(page);

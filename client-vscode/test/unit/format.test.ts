@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
+  aboutPickItems,
   countLabel,
   describeRoute,
   displayPath,
@@ -9,8 +10,9 @@ import {
   parseTags,
   suggestName,
   suggestValidName,
+  workspaceRelative,
 } from "../../src/format";
-import type { MemoryInfo } from "../../src/protocol";
+import type { AboutResult, MemoryInfo } from "../../src/protocol";
 
 const places = { root: "/work/repo", home: "/home/ada" };
 
@@ -130,5 +132,65 @@ describe("suggestValidName", () => {
     assert.equal(suggestValidName("notes\u200bdraft"), "notes_draft");
     assert.equal(suggestValidName(".."), "_");
     assert.equal(suggestValidName("fine_name"), "fine_name");
+  });
+});
+
+describe("workspaceRelative", () => {
+  it("gives the path from the root with /, and nothing outside it", () => {
+    assert.equal(workspaceRelative("/work/repo", "/work/repo/src/shop/cart.py"), "src/shop/cart.py");
+    assert.equal(workspaceRelative("/work/repo/", "/work/repo/a.md"), "a.md");
+    assert.equal(workspaceRelative("/work/repo", "/work/repo"), undefined);
+    assert.equal(workspaceRelative("/work/repo", "/work/other/x.py"), undefined);
+    assert.equal(workspaceRelative("/work/repo", "/work/repo-2/x.py"), undefined);
+  });
+});
+
+describe("aboutPickItems", () => {
+  const result: AboutResult = {
+    target: "src/shop/cart.py",
+    targetPath: "src/shop/cart.py",
+    more: 0,
+    memories: [
+      {
+        name: "cart_rules",
+        path: "/work/repo/.serena/memories/cart_rules.md",
+        scope: "project",
+        title: "Cart rules",
+        match: "path",
+        lines: [
+          { line: 3, text: "Like `cart.py` elsewhere", match: "name" },
+          { line: 7, text: "Totals in `src/shop/cart.py`", match: "path" },
+        ],
+        moreLines: 2,
+      },
+      {
+        name: "style",
+        path: "/work/repo/.serena/memories/style.md",
+        scope: "project",
+        title: "",
+        match: "symbol",
+        lines: [{ line: 1, text: "Use `shop.cart`", match: "symbol" }],
+        moreLines: 0,
+      },
+    ],
+  };
+
+  it("shows each memory with its best mentioning line, and opens it there", () => {
+    assert.deepEqual(aboutPickItems(result), [
+      {
+        label: "cart_rules",
+        description: "Cart rules · names this path",
+        detail: "7: Totals in `src/shop/cart.py` (+3 more lines)",
+        path: "/work/repo/.serena/memories/cart_rules.md",
+        line: 7,
+      },
+      {
+        label: "style",
+        description: "in code",
+        detail: "1: Use `shop.cart`",
+        path: "/work/repo/.serena/memories/style.md",
+        line: 1,
+      },
+    ]);
   });
 });

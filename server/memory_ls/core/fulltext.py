@@ -898,6 +898,45 @@ class SearchIndex:
         folders = self.config.folders
         return [folders[rank].file_for(name) for rank, name in found]
 
+    # ----- files that hold some words -------------------------------------------------
+
+    def files_with_phrases(self, phrases: Sequence[Sequence[str]]) -> list[str] | None:
+        """The memory files whose indexed body holds any of these phrases (folded words in
+        a row), for a caller that reads and confirms each; None when the index cannot tell.
+
+        Not live: the disk is compared with the index first. Live: as current as the
+        events its owner reported (as `search`), so a file changed since is read as it is
+        now by the caller, and one not yet reported is missed as a search misses it.
+        """
+        expressions = [f"({Part(tuple(words)).expression()})" for words in phrases if words]
+        if not expressions:
+            return []
+        if self.live and not self._complete:
+            return None
+        with self._lock:
+            if self.live:
+                if self._failed:
+                    self.apply(())
+                if not self._complete or self._failed:
+                    return None
+            elif not self.sync():
+                return None
+            try:
+                found = (
+                    self._connect()
+                    .execute(
+                        "SELECT folder, name FROM files WHERE id IN "
+                        "(SELECT rowid FROM fts WHERE fts MATCH ?)",
+                        ("{body} : (" + " OR ".join(expressions) + ")",),
+                    )
+                    .fetchall()
+                )
+            except (IndexUnusable, sqlite3.Error) as exc:
+                logger.info("search index could not name the files holding words: %s", exc)
+                return None
+        folders = self.config.folders
+        return [folders[rank].file_for(name) for rank, name in found]
+
     # ----- searching ---------------------------------------------------------------------
 
     def search(

@@ -105,6 +105,14 @@ def mentions_in_line(line: str, number: int) -> Iterator[PathMention]:
             yield mention
 
 
+def code_spans(line: str) -> list[tuple[int, int]]:
+    """(start, end) of the content of each inline code span of a line outside fenced code."""
+    if "`" not in line:
+        return []
+    spans_of = _CODE_SPAN if "``" in line else _SIMPLE_CODE_SPAN
+    return [(match.start(2), match.end(2)) for match in spans_of.finditer(line)]
+
+
 def _code_mention(content: str, offset: int, number: int) -> PathMention | None:
     stripped = content.strip(" ")
     if "/" not in stripped or not stripped:

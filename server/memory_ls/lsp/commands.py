@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from pygls.exceptions import JsonRpcException
+from pygls.uris import to_fs_path
 
 from memory_ls.core.errors import InvalidArguments, MemoryStoreError, NotFound
+from memory_ls.core.mentions import memories_about
 from memory_ls.core.report import answer_with_findings
 from memory_ls.core.store import Store
 from memory_ls.lsp.server import MemoryServer
@@ -44,6 +46,8 @@ class Command:
     optional: Mapping[str, str]
     call: Callable[[Store, dict[str, Any]], dict[str, Any]]
     writes: bool = False
+    # Given the open memories' texts (`_texts`, by path): the editor's unsaved edits count.
+    reads_documents: bool = False
 
 
 def _save(store: Store, args: dict[str, Any]) -> dict[str, Any]:
@@ -158,6 +162,12 @@ COMMANDS: Mapping[str, Command] = {
         {"name": STRING}, {"scope": STRING}, lambda s, a: s.route(a["name"], a.get("scope"))
     ),
     "memory.tags": Command({}, {"scope": STRING}, lambda s, a: s.tags(a.get("scope"))),
+    "memory.about": Command(
+        {"target": STRING},
+        {"limit": INTEGER},
+        lambda s, a: memories_about(s, a["target"], a.get("limit"), a["_texts"]),
+        reads_documents=True,
+    ),
 }
 
 
@@ -225,10 +235,22 @@ def register(server: MemoryServer) -> None:
         server.command(command_name)(_handler(command_name, command))
 
 
+def _open_memories(ls: MemoryServer) -> dict[str, str]:
+    """The text of each open memory by path, as the editor has it (on the event loop)."""
+    texts = {}
+    for document in list(ls.workspace.text_documents.values()):
+        path = to_fs_path(document.uri)
+        if path is not None and ls.config.name_of(path) is not None:
+            texts[path] = document.source
+    return texts
+
+
 def _handler(command_name: str, command: Command) -> Callable[..., Any]:
     async def run(ls: MemoryServer, *arguments: object) -> dict[str, Any]:
         try:
             args = check_arguments(command_name, command, arguments)
+            if command.reads_documents:
+                args["_texts"] = _open_memories(ls)
             result = await ls.in_store_thread(command.call, ls.store, args)
         except MemoryStoreError as error:
             raise refusal(error) from error

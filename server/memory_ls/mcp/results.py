@@ -163,3 +163,32 @@ class SearchResult(TypedDict):
     """The result of search_memories (`memory.search`)."""
 
     results: list[SearchHit]
+
+
+class MentionLine(TypedDict):
+    """A line of a memory that mentions the target (1-based), and how."""
+
+    line: int
+    text: str
+    match: Literal["path", "inside", "name", "symbol"]
+
+
+class MemoryAbout(TypedDict):
+    """A memory that mentions the target, with its mentioning lines."""
+
+    name: str
+    path: str
+    scope: Literal["project", "global"]
+    title: str
+    match: Literal["path", "inside", "name", "symbol"]
+    lines: list[MentionLine]
+    moreLines: int
+
+
+class AboutResult(TypedDict):
+    """The result of find_memories_about (`memory.about`)."""
+
+    target: str
+    targetPath: str  # the target as a workspace-relative path
+    memories: list[MemoryAbout]
+    more: int

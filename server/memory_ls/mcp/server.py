@@ -37,7 +37,7 @@ SERENA_TOOLS = (
     "rename_memory",
     "edit_memory",
 )
-TOOLS = (*SERENA_TOOLS, "search_memories")
+TOOLS = (*SERENA_TOOLS, "search_memories", "find_memories_about")
 # Tool names as the MCP specification allows them (at most 128 characters).
 _TOOL_PREFIX = re.compile(r"[A-Za-z0-9_.-]{0,64}")
 
@@ -64,7 +64,7 @@ def build_server(layer: Layer, root: str, tool_prefix: str = "") -> "MCPServer[A
     from mcp.types import ToolAnnotations
     from pydantic import ValidationError
 
-    from memory_ls.mcp.tools import listing, managing, reading, searching, writing
+    from memory_ls.mcp.tools import about, listing, managing, reading, searching, writing
     from memory_ls.mcp.tools.context import ToolContext
 
     check_tool_prefix(tool_prefix)
@@ -148,4 +148,6 @@ def build_server(layer: Layer, root: str, tool_prefix: str = "") -> "MCPServer[A
     tool(*rename, read_only=False, destructive=True)
     tool(writing.edit_memory, "Edit memory", EDIT_DESCRIPTION, read_only=False, destructive=True)
     tool(searching.search_memories, "Search memories", SEARCH_DESCRIPTION, read_only=True)
+    find_about = (about.find_memories_about, "Find memories about", about.ABOUT_DESCRIPTION)
+    tool(*find_about, read_only=True)
     return server
