@@ -424,9 +424,12 @@ def instructions(config: StoreConfig, names: Mapping[str, str]) -> str:
     return (
         "memory-ls keeps project memories (Markdown notes kept between sessions) for the "
         f"workspace {config.root}. Before a task, {search} with the task's words and "
-        f"{read} the memories that look relevant. {listing} shows what exists, a page at a "
+        f"{read} the memories that look relevant; before changing a file, "
+        f"{names['find_memories_about']} with its path. {listing} shows what exists, a page at a "
         'time (view="topics" counts memories by name group on a large store; pass the '
         "answer's next_cursor as cursor for the next page). An empty search or listing means "
         "nothing is stored on it: carry on without. Save what a later session should know with "
-        f"{names['write_memory']}. " + routing_summary(config)
+        f"{names['write_memory']}; its answer lists what the store's check finds in the memory "
+        "(broken links, paths that no longer exist, near-duplicates): fix what it marks new. "
+        + routing_summary(config)
     )
