@@ -17,6 +17,7 @@ from store_helpers import Workspace
 from memory_ls.core import Store, fulltext
 from memory_ls.core.errors import InvalidArguments
 from memory_ls.core.fulltext import Part, SearchIndex, parse_query, search_index_path
+from memory_ls.core.relevance import ALL_WORDS, RELEVANCE, rows_of
 
 Search = Callable[..., list[dict[str, Any]]]
 
@@ -39,24 +40,37 @@ def _indexed(store: Store, *, live: bool = False) -> Store:
     return Store(store.config, SearchIndex(store.config, live=live))
 
 
-@pytest.fixture(params=["index", "scan"])
-def search(request: pytest.FixtureRequest, ws: Workspace) -> Search:
+def _searcher(store: Store, way: str, default_mode: str) -> Search:
     """Search through the index (proved to answer) or by reading every memory."""
-    store = _store(ws)
-    if request.param == "scan":
-        return lambda query, **kw: store.search(query, **kw)["results"]
+    if way == "scan":
+        return lambda query, **kw: store.search(query, **{"mode": default_mode, **kw})["results"]
     index = SearchIndex(store.config, live=False)
     indexed = Store(store.config, index)
 
     def through_index(query: str, **kw: Any) -> list[dict[str, Any]]:
+        kw = {"mode": default_mode, **kw}
         limit = kw.get("limit") or 50
-        direct = index.search(parse_query(query), kw.get("tags") or [], kw.get("scope"), limit)
-        assert direct is not None, "the index must answer"
+        found = index.search(
+            parse_query(query, kw["mode"]), kw.get("tags") or [], kw.get("scope"), limit
+        )
+        assert found is not None, "the index must answer"
         results = indexed.search(query, **kw)["results"]
-        assert results == direct
+        assert results == rows_of(found.hits, limit)
         return results
 
     return through_index
+
+
+@pytest.fixture(params=["index", "scan"])
+def search(request: pytest.FixtureRequest, ws: Workspace) -> Search:
+    """Strict (all words) search, through the index or by reading every memory."""
+    return _searcher(_store(ws), request.param, ALL_WORDS)
+
+
+@pytest.fixture(params=["index", "scan"])
+def relevant(request: pytest.FixtureRequest, ws: Workspace) -> Search:
+    """Relevance search (the default), through the index or by reading every memory."""
+    return _searcher(_store(ws), request.param, RELEVANCE)
 
 
 def _names(results: list[dict[str, Any]]) -> set[str]:
@@ -143,7 +157,16 @@ def test_results_are_lines_best_first_with_file_line_numbers(ws: Workspace, sear
         (lines.index("The LOGIN flow uses tokens.") + 1, "The LOGIN flow uses tokens."),
     ]
     assert all(r["path"].endswith(".md") and os.path.isabs(r["path"]) for r in results)
-    assert set(results[0]) == {"name", "path", "line", "text", "score"}
+    assert set(results[0]) == {
+        "name",
+        "path",
+        "line",
+        "text",
+        "score",
+        "title",
+        "matched",
+        "supersededBy",
+    }
     assert search("login", limit=2) == results[:2]
 
 
@@ -364,7 +387,7 @@ def test_many_matches_come_best_first_names_holding_the_query_on_top(ws: Workspa
         scores = [r["score"] for r in results]
         assert len(results) == 80 and scores == sorted(scores, reverse=True)
         assert {r["name"] for r in results[:8]} == {f"deploy_{n:02d}" for n in range(0, 80, 10)}
-        assert all(1 <= s < 2 for s in scores[:8]) and all(0 < s <= 1 for s in scores[8:])
+        assert all(1 <= s < 2 for s in scores[:8]) and all(0.5 <= s <= 1 for s in scores[8:])
         # Among the others, more mentions in a shorter text rank higher.
         assert results[8]["name"] == "note_13" and results[-1]["name"] == "note_77"
 
