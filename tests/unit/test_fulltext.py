@@ -558,3 +558,136 @@ def test_a_packed_listing_comes_back_as_it_was_empty_or_with_a_nameless_file() -
     assert not fulltext._well_formed((ranks, "a", mtimes, sizes)), "a name short"
     assert not fulltext._well_formed((ranks, joined, mtimes[:8], sizes))
     assert not fulltext._well_formed((b"", "a", b"", b""))
+
+
+# ----- relevance ranking (the default) ----------------------------------------------------
+
+
+def _ranked_store(ws: Workspace) -> Store:
+    store = ws.store()
+    store.save("payments/retry_policy", "# Retry policy\nFailed captures are retried 5 times.\n")
+    store.save("auth/session_tokens", "# Session tokens\nA token expires after 4 hours.\n")
+    store.save("refunds", "Refunds are issued by the support team, never retried.\n")
+    store.save("howto_do_the_thing", "How do you do the thing? Like this.\n")
+    store.save("glossary", "Words: session, cart, checkout, the shop.\n")
+    return store
+
+
+@pytest.fixture(params=["index", "scan"])
+def ranked(request: pytest.FixtureRequest, ws: Workspace) -> Search:
+    return _searcher(_ranked_store(ws), request.param, RELEVANCE)
+
+
+def _order(results: list[dict[str, Any]]) -> list[str]:
+    return list(dict.fromkeys(r["name"] for r in results))
+
+
+def test_memories_holding_some_words_come_back_ranked(ranked: Search) -> None:
+    results = ranked("refund retry ")
+    # Both words (as stems) in `refunds`; only one in the retry policy, in its name.
+    assert _order(results) == ["refunds", "payments/retry_policy"]
+    first = results[0]
+    assert first["matched"] == ["refund", "retry"] and first["score"] >= 0.5
+    assert {r["name"]: r["matched"] for r in results}["payments/retry_policy"] == ["retry"]
+    assert all(r["score"] < 0.5 for r in results if r["name"] != "refunds")
+
+
+def test_words_match_by_their_stem(ranked: Search) -> None:
+    assert _order(ranked("retries ")) == ["payments/retry_policy", "refunds"]
+    assert _order(ranked("tokens ")) == ["auth/session_tokens"]
+    hit = ranked("tokens ")
+    assert [(r["line"], r["text"]) for r in hit] == [
+        (1, "# Session tokens"),
+        (2, "A token expires after 4 hours."),
+    ]
+    # The last word, unfinished or whole, finds words it begins and words of its stem.
+    assert _order(ranked("retries"))[:1] == ["payments/retry_policy"]
+    assert _order(ranked("sess")) == ["auth/session_tokens", "glossary"]
+
+
+def test_stop_words_are_not_required_and_do_not_dominate(ranked: Search) -> None:
+    results = ranked("how long do session tokens last")
+    assert _order(results)[0] == "auth/session_tokens"
+    assert "howto_do_the_thing" not in _order(results), "matches only stop words"
+    assert results[0]["matched"] == ["session", "tokens"]
+    # A query of stop words only still looks for them.
+    assert _order(ranked("how do ")) == ["howto_do_the_thing"]
+
+
+def test_the_name_and_first_heading_weigh_above_the_body(ws: Workspace) -> None:
+    store = ws.store()
+    store.save("notes_a", "# Checkout flow\nSteps of the purchase.\n")
+    store.save("notes_b", "# Misc\nThe checkout button is blue; checkout twice, flow once.\n")
+    store.save("checkout", "About the cart.\n")
+    for searching in (store, _indexed(store)):
+        results = searching.search("checkout ")["results"]
+        assert _order(results) == ["checkout", "notes_a", "notes_b"]
+        assert results[0]["title"] == "About the cart."
+        assert {r["name"]: r["title"] for r in results}["notes_a"] == "Checkout flow"
+
+
+def test_all_words_mode_keeps_the_strict_semantics(ws: Workspace) -> None:
+    store = _ranked_store(ws)
+    for searching in (store, _indexed(store)):
+        assert searching.search("refund retry", mode="all_words")["results"] == []
+        assert searching.search("retries ", mode="all_words")["results"] == []
+        strict = searching.search("retried refunds", mode="all_words")["results"]
+        assert _order(strict) == ["refunds"]
+        assert strict[0]["matched"] == ["retried", "refunds"]
+        with pytest.raises(InvalidArguments, match="mode"):
+            searching.search("x", mode="fuzzy")
+
+
+def test_a_superseded_memory_ranks_right_after_the_one_that_replaces_it(ws: Workspace) -> None:
+    store = ws.store()
+    store.save("decision_ttl_2023", "# Session TTL\nSession idle timeout: 30 minutes. TTL TTL.\n")
+    store.save(
+        "auth/session_ttl",
+        "---\nsupersedes: decision_ttl_2023\n---\n# Session lifetime\nIdle timeout is 4 hours.\n",
+    )
+    store.save("old_pool", "---\nsuperseded_by: '[[new_pool]]'\n---\nPool size 10 timeout\n")
+    store.save("new_pool", "Pool size 5.\n")
+    store.save("unrelated_timeout", "A timeout elsewhere, timeout timeout.\n")
+    for searching in (store, _indexed(store)):
+        results = searching.search("session idle timeout")["results"]
+        order = _order(results)
+        assert order.index("auth/session_ttl") < order.index("decision_ttl_2023")
+        assert order[:2] == ["auth/session_ttl", "decision_ttl_2023"]
+        marks = {r["name"]: r["supersededBy"] for r in results}
+        assert marks["decision_ttl_2023"] == ["auth/session_ttl"]
+        assert marks["auth/session_ttl"] == []
+        scores = [r["score"] for r in results]
+        assert scores == sorted(scores, reverse=True)
+        # Declared on the old side only; the newer one matches the query too.
+        order = _order(searching.search("pool timeout")["results"])
+        assert order.index("new_pool") < order.index("old_pool")
+        # In strict mode too, among the memories that hold every word.
+        strict = searching.search("pool size", mode="all_words")["results"]
+        assert _order(strict) == ["new_pool", "old_pool"]
+        assert strict[-1]["supersededBy"] == ["new_pool"]
+
+
+def test_light_stemming_takes_off_inflections_only() -> None:
+    from memory_ls.core.stemming import stem
+
+    same = [
+        ("retries", "retry", "retried", "retrying"),
+        ("tokens", "token"),
+        ("caches", "cache", "cached", "caching"),
+        ("hoping", "hope", "hoped", "hopes"),
+        ("deploys", "deploy", "deployed", "deploying"),
+    ]
+    for words in same:
+        assert len({stem(word) for word in words}) == 1, words
+    # Derivations keep their meaning apart; short words are left alone.
+    assert stem("production") != stem("product") and stem("general") != stem("generous")
+    assert [stem(word) for word in ("is", "as", "ss", "caress", "sky")] == [
+        "is",
+        "as",
+        "ss",
+        "caress",
+        "sky",
+    ]
+    # A word begins with its stem but for the stem's last letter (how the index finds them).
+    for word in ("happy", "ponies", "hoping", "troubled", "sized", "agreed", "naïvely"):
+        assert word.startswith(stem(word)[:-1]), word

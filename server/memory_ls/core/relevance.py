@@ -35,12 +35,16 @@ NAME_WEIGHT = 10.0
 SNIPPET_WIDTH = 160
 # The lines of a memory that a per-memory result shows.
 BEST_LINES = 3
+# A memory's lines are looked at until this many hold a term (bounded work on a huge
+# memory; a result shows fewer).
+MAX_LINES = 60
 # Stems shorter than this are looked up as the word itself (the stemmer leaves them be).
 MIN_STEM = 3
 
 _TOKEN = re.compile(r"[^\W_]+")
 _QUERY_PART = re.compile(r'"([^"]*)"?(\*?)|(\S+)')
-_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*\r?$", re.MULTILINE)
+_FENCE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
 
 
 def fold(text: str) -> str:
@@ -59,6 +63,10 @@ def tokens(text: str) -> list[str]:
 def occurrences(wanted: Sequence[str], prefix: bool, words: Sequence[str]) -> int:
     """How many times `wanted` occurs in a row in `words`, its last word maybe a prefix."""
     first, count, size = wanted[0], 0, len(wanted)
+    if size == 1:  # most parts: counted at C speed
+        if prefix:
+            return sum(1 for word in words if word.startswith(first))
+        return words.count(first) if isinstance(words, list) else list(words).count(first)
     last = size - 1
     for at, word in enumerate(words):
         if not (word == first or (size == 1 and prefix and word.startswith(first))):
@@ -83,6 +91,9 @@ class Part:
 
     words: tuple[str, ...]
     prefix: bool = False
+    # A prefix only because it is the query's last word (no `*`): in relevance mode it
+    # also matches by its stem (an agent's last word is seldom unfinished).
+    typing: bool = field(default=False, compare=False)
 
     def expression(self) -> str:
         """The part in FTS5's query syntax, as written."""
@@ -95,7 +106,7 @@ class Part:
     @property
     def stem(self) -> str | None:
         """The stem a relevance search matches this part by: a plain word's, long enough."""
-        if len(self.words) != 1 or self.prefix:
+        if len(self.words) != 1 or (self.prefix and not self.typing):
             return None
         found = stem(self.words[0])
         return found if len(found) >= MIN_STEM else None
@@ -139,8 +150,13 @@ class Query:
         expressions = []
         for part in self.terms:
             words = variants.get(part.stem or "", ()) if variants and self.stemmed else ()
+            if part.prefix:
+                # The words the prefix covers would count twice.
+                words = [word for word in words if not word.startswith(part.words[0])]
             if words:
                 ored = " OR ".join(f'"{word}"' for word in words)
+                if part.prefix:
+                    ored += f" OR {part.expression()}"
                 expressions.append(f"({ored})")
             else:
                 expressions.append(part.expression())
@@ -155,22 +171,45 @@ class Query:
         return " OR ".join(self.term_expressions(variants))
 
     @property
+    def keys(self) -> list[str]:
+        """What a folded text must contain to hold each term (a word begins with its stem
+        but for the stem's last letter)."""
+        return [
+            part.stem[:-1] if self.stemmed and part.stem else part.words[0] for part in self.terms
+        ]
+
+    @property
     def stemmed(self) -> bool:
         return self.mode == RELEVANCE
 
-    def counts(self, words: Sequence[str], stems: Sequence[str] | None = None) -> list[int]:
-        """How often each term occurs in a sequence of folded words (their stems, if the
-        caller has them)."""
+    def counts_of(self, part: Part, words: Sequence[str]) -> int:
+        """How often one term occurs in a sequence of folded words."""
+        return self.counts(words, only=part)[0]
+
+    def counts(self, words: Sequence[str], only: Part | None = None) -> list[int]:
+        """How often each term (or `only` that one) occurs in a sequence of folded words."""
+        terms = self.terms if only is None else (only,)
         if not self.stemmed:
-            return [part.found_in(words) for part in self.terms]
+            return [part.found_in(words) for part in terms]
         found = []
-        for part in self.terms:
+        stems: list[str] | None = None
+        for part in terms:
             wanted = part.stem
             if wanted is None:
                 found.append(part.found_in(words))
+                continue
+            if stems is None:
+                stems = [stem(word) for word in words]
+            if part.prefix:
+                start = part.words[0]
+                found.append(
+                    sum(
+                        1
+                        for word, its in zip(words, stems, strict=True)
+                        if its == wanted or word.startswith(start)
+                    )
+                )
             else:
-                if stems is None:
-                    stems = [stem(word) for word in words]
                 found.append(stems.count(wanted))
         return found
 
@@ -192,7 +231,7 @@ def parse_query(text: str, mode: str = RELEVANCE) -> Query:
         else:
             words, prefix = tokens(quoted), bool(star)
         if words:
-            part = Part(tuple(words), prefix)
+            part = Part(tuple(words), prefix, typing=prefix and not star and bare is not None)
             if part not in parts:
                 parts.append(part)
     if not parts:
@@ -206,17 +245,13 @@ def parse_query(text: str, mode: str = RELEVANCE) -> Query:
 
 
 def first_heading(body: str) -> str | None:
-    """The text of the body's first Markdown heading (`# ...`), if it has one."""
-    fenced = False
-    for line in body.split("\n"):
-        stripped = line.strip()
-        if stripped.startswith(("```", "~~~")):
-            fenced = not fenced
-            continue
-        if not fenced:
-            match = _HEADING.match(line.rstrip("\r"))
-            if match and match.group(1).strip():
-                return match.group(1).strip()
+    """The text of the body's first Markdown heading (`# ...`) outside fenced code."""
+    if "#" not in body:
+        return None
+    for match in _HEADING.finditer(body):
+        text = match.group(1).strip()
+        if text and len(_FENCE.findall(body, 0, match.start())) % 2 == 0:
+            return text
     return None
 
 
@@ -310,21 +345,38 @@ def describe(
         )
     ]
     found = [0] * len(query.terms)
-    rows = []
+    rows: list[tuple[int, int, str, int]] = []
     lines = body.split("\n")
+    keys = query.keys
+    stopped = len(lines)
     for index, line in enumerate(lines):
-        words = tokens(line)
-        if not words:
+        if len(rows) >= MAX_LINES:
+            stopped = index
+            break
+        folded = fold(line)
+        # Cheap first: a line without any term's key holds no term.
+        if not any(key in folded for key in keys):
             continue
-        counts = query.counts(words)
+        counts = query.counts(_TOKEN.findall(folded))
         present = sum(1 for count in counts if count)
         if present:
             rows.append((-present, body_line + index + 1, line, _first_hit(query, line)))
             found = [a + b for a, b in zip(found, counts, strict=True)]
-    if not all(a or b for a, b in zip(found, in_name, strict=True)):
-        # A phrase may run across lines: the whole body says whether it is there.
-        whole = query.counts(tokens(body))
-        found = [a + b for a, b in zip(found, whole, strict=True)]
+    missing = [n for n, (a, b) in enumerate(zip(found, in_name, strict=True)) if not (a or b)]
+    if missing:
+        # Past the lines looked at, or a phrase across lines.
+        rest = "\n".join(lines[stopped:]) if stopped < len(lines) else ""
+        for number in missing:
+            part = query.terms[number]
+            key = keys[number]
+            if stopped < len(lines) and key in fold(rest):
+                found[number] = any(
+                    query.counts_of(part, _TOKEN.findall(fold(line)))
+                    for line in lines[stopped:]
+                    if key in fold(line)
+                )
+            if not found[number] and len(part.words) > 1:
+                found[number] = query.counts_of(part, tokens(body))
     matched = tuple(
         part.label for part, a, b in zip(query.terms, found, in_name, strict=True) if a or b
     )
@@ -340,10 +392,7 @@ def describe(
 
 def _first_hit(query: Query, line: str) -> int:
     folded = fold(line)
-    spots = []
-    for part in query.terms:
-        key = part.stem[:-1] if part.stem and query.stemmed else part.words[0]
-        spots.append(folded.find(key))
+    spots = [folded.find(key) for key in query.keys]
     return min((spot for spot in spots if spot >= 0), default=0)
 
 
@@ -425,9 +474,7 @@ class ScanRanker:
         terms = query.terms
         self.containing = [0] * len(terms)
         # What a text must contain (folded) to hold a term at all: cheap to test first.
-        self._keys = [
-            (part.stem[:-1] if query.stemmed and part.stem else part.words[0]) for part in terms
-        ]
+        self._keys = query.keys
         self._matches: list[tuple[list[float], int, int, Any]] = []
 
     def add(self, name: str, body: str, item: Any) -> None:

@@ -1,12 +1,17 @@
 """Word stems and stop words for relevance search (SPEC 2.6).
 
-`stem` is the Porter stemmer (M. F. Porter, 1980) as SQLite's FTS5 `porter` tokenizer
-applies it (words under 3 or over 64 UTF-8 bytes left alone, the rules working on the
-bytes), written from the published algorithm. The index keeps the words as written; a
-relevance search looks a word up under every indexed word with the same stem, so
-`retries` finds `retry` while the strict mode still matches words exactly. A word
-always begins with its stem but for the stem's last letter (`happy`, `happi`), which
-is how the index's word list is searched for a stem's words.
+`stem` is light stemming: steps 1 and 5a of the Porter stemmer (M. F. Porter, 1980), which
+take off inflections (plurals, -ed, -ing, a final y or e: `retries`, `retried` and `retry`
+all become `retri`), written from the published algorithm with the particulars of SQLite's
+FTS5 `porter` tokenizer (words under 3 or over 64 UTF-8 bytes left alone, the rules
+working on the bytes). Porter's later steps, which take off derivations, are left out:
+they join words of other meanings (`production` and `product`, `general` and
+`generous`), which cost more in ranking than they gave.
+
+The index keeps the words as written; a relevance search looks a word up under every
+indexed word with the same stem, so the strict mode still matches words exactly. A word
+always begins with its stem but for the stem's last letter (`happy`, `happi`; `hoping`,
+`hope`), which is how the index's word list is searched for a stem's words.
 """
 
 from __future__ import annotations
@@ -151,77 +156,6 @@ STOP_WORDS = frozenset(
     )
 )
 
-# (suffix, replacement) rules by step, grouped by the suffix's next-to-last letter in the
-# order FTS5 tries them; the condition is the step's (m > 0 for 2 and 3, m > 1 for 4).
-_STEP2 = (
-    ("ational", "ate"),
-    ("tional", "tion"),
-    ("enci", "ence"),
-    ("anci", "ance"),
-    ("izer", "ize"),
-    ("logi", "log"),
-    ("bli", "ble"),
-    ("alli", "al"),
-    ("entli", "ent"),
-    ("eli", "e"),
-    ("ousli", "ous"),
-    ("ization", "ize"),
-    ("ation", "ate"),
-    ("ator", "ate"),
-    ("alism", "al"),
-    ("iveness", "ive"),
-    ("fulness", "ful"),
-    ("ousness", "ous"),
-    ("aliti", "al"),
-    ("iviti", "ive"),
-    ("biliti", "ble"),
-)
-_STEP3 = (
-    ("ical", "ic"),
-    ("ness", ""),
-    ("icate", "ic"),
-    ("iciti", "ic"),
-    ("ful", ""),
-    ("ative", ""),
-    ("alize", "al"),
-)
-_STEP4 = tuple(
-    (suffix, "")
-    for suffix in (
-        "al",
-        "ance",
-        "ence",
-        "er",
-        "ic",
-        "able",
-        "ible",
-        "ant",
-        "ement",
-        "ment",
-        "ent",
-        "ion",
-        "ou",
-        "ism",
-        "ate",
-        "iti",
-        "ous",
-        "ive",
-        "ize",
-    )
-)
-
-
-def _by_letter(rules: tuple[tuple[str, str], ...]) -> dict[str, tuple[tuple[str, str], ...]]:
-    grouped: dict[str, list[tuple[str, str]]] = {}
-    for suffix, replacement in rules:
-        grouped.setdefault(suffix[-2], []).append((suffix, replacement))
-    return {letter: tuple(group) for letter, group in grouped.items()}
-
-
-_STEP2_BY = _by_letter(_STEP2)
-_STEP3_BY = _by_letter(_STEP3)
-_STEP4_BY = _by_letter(_STEP4)
-
 
 def _is_vowel(char: str, y_is_vowel: bool) -> bool:
     return char in "aeiou" or (y_is_vowel and char == "y")
@@ -275,22 +209,8 @@ def _has_vowel(stem: str) -> bool:
     return any(_is_vowel(char, at > 0) for at, char in enumerate(stem))
 
 
-def _apply(word: str, rules: dict[str, tuple[tuple[str, str], ...]], condition: object) -> str:
-    """One of steps 2 to 4: the first rule whose suffix ends the word, if its stem passes."""
-    if len(word) < 2:
-        return word
-    for suffix, replacement in rules.get(word[-2], ()):
-        if len(word) > len(suffix) and word.endswith(suffix):
-            stem = word[: -len(suffix)]
-            if suffix == "ion":
-                passes = stem[-1] in "st" and _measure_above_1(stem)
-            else:
-                passes = condition(stem)  # type: ignore[operator]
-            return stem + replacement if passes else word
-    return word
-
-
-def _porter(word: str) -> str:
+def _inflection(word: str) -> str:
+    """Porter's steps 1 and 5a: plurals, -ed and -ing, a final y or e."""
     # Step 1a: plurals.
     if word.endswith("s"):
         if word[-2] == "e":
@@ -322,28 +242,23 @@ def _porter(word: str) -> str:
     # Step 1c: y after a vowel somewhere becomes i.
     if word.endswith("y") and _has_vowel(word[:-1]):
         word = word[:-1] + "i"
-    word = _apply(word, _STEP2_BY, _measure_above_0)
-    word = _apply(word, _STEP3_BY, _measure_above_0)
-    word = _apply(word, _STEP4_BY, _measure_above_1)
-    # Step 5: a final e, a final double l.
+    # Step 5a: a final e goes, so that `cache` meets `cached` (`hope` keeps it, as `hoping`).
     if word.endswith("e"):
         stem = word[:-1]
         if _measure_above_1(stem) or (_measure_is_1(stem) and not _ends_cvc(stem)):
             word = stem
-    if len(word) > 1 and word.endswith("ll") and _measure_above_1(word[:-1]):
-        word = word[:-1]
     return word
 
 
 @functools.lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """A folded word's stem, as FTS5's porter tokenizer makes it."""
+    """A folded word's stem: the word without its inflection."""
     if word.isascii():
         if not MIN_STEMMED_BYTES <= len(word) <= MAX_STEMMED_BYTES:
             return word
-        return _porter(word)
+        return _inflection(word)
     # FTS5 works on the UTF-8 bytes: one latin-1 character per byte does the same.
     raw = word.encode("utf-8")
     if not MIN_STEMMED_BYTES <= len(raw) <= MAX_STEMMED_BYTES:
         return word
-    return _porter(raw.decode("latin-1")).encode("latin-1").decode("utf-8", "replace")
+    return _inflection(raw.decode("latin-1")).encode("latin-1").decode("utf-8", "replace")
