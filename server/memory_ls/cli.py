@@ -166,6 +166,11 @@ def build_parser() -> argparse.ArgumentParser:
     _tags(search)
     _scope(search, LIST_SCOPE_CHOICES)
     search.add_argument("--limit", type=int, metavar="N")
+    search.add_argument(
+        "--all-words",
+        action="store_true",
+        help="only memories holding every word as written (default: ranked by relevance)",
+    )
 
     about = command("about", "the memories that mention a path or symbol, best first")
     about.add_argument(
@@ -349,7 +354,13 @@ def _dispatch(
             args.name, args.new_name, args.scope, expected_version=args.expected_version
         )
     elif command == "search":
-        result = store.search(args.query, args.tags, args.scope, args.limit)
+        result = store.search(
+            args.query,
+            args.tags,
+            args.scope,
+            args.limit,
+            mode="all_words" if args.all_words else "relevance",
+        )
     elif command == "about":
         from memory_ls.core.mentions import memories_about
 

@@ -426,7 +426,16 @@ async def test_list_pages_with_limit_and_cursor(server: Session) -> None:
 async def test_search_ranks_and_filters(server: Session) -> None:
     results = (await server.command("memory.search", {"query": "LOGIN flow"}))["results"]
     assert results
-    assert set(results[0]) == {"name", "path", "line", "text", "score"}
+    assert set(results[0]) == {
+        "name",
+        "path",
+        "line",
+        "text",
+        "score",
+        "title",
+        "matched",
+        "supersededBy",
+    }
     assert results[0]["name"] == "auth/login_flow"
     assert results[0]["line"] == 4  # after three lines of frontmatter
     scores = [r["score"] for r in results]

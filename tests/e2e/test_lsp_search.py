@@ -53,6 +53,12 @@ async def test_search_follows_files_changed_by_another_process(tmp_path: Path) -
         # The index on disk holds every memory (the search answers from it).
         assert {"auth/login_flow", "FEATURE_checkout", "style_guide"} <= _index_names(cache)
         assert await _search(server, "checkout") == {"FEATURE_checkout"}
+        # Relevance by default: some of the words are enough; allWords wants them all.
+        result = await server.command("memory.search", {"query": "checkout zebu "})
+        assert {hit["name"] for hit in result["results"]} == {"FEATURE_checkout"}
+        assert {tuple(hit["matched"]) for hit in result["results"]} == {("checkout",)}
+        assert await _search(server, "checkout zebu ", allWords=True) == set()
+        assert await _search(server, "checkout ", allWords=True) == {"FEATURE_checkout"}
 
         notes = workspace.primary / "zebra_notes.md"
         renamed = workspace.primary / "topic" / "okapi_notes.md"
@@ -92,12 +98,12 @@ async def test_search_while_the_first_indexing_runs_misses_nothing(tmp_path: Pat
         found = await _search(server, "unicorn")
         assert server.progress_ended(INDEXING_FOR_SEARCH) == 0, "answered before the index was"
         assert found == {"zz_last", "global/unicorn_tips"}
-        assert await _search(server, "note 5999") == {"bulk/note_05999"}
+        assert await _search(server, "note 5999", allWords=True) == {"bulk/note_05999"}
         await server.indexed()
         # Names and facts are known; the full-text index may still be catching up.
         assert await _search(server, "unicorn") == found
         await server.indexed(title=INDEXING_FOR_SEARCH)
         assert await _search(server, "unicorn") == found
-        assert await _search(server, "note 5999") == {"bulk/note_05999"}
+        assert await _search(server, "note 5999", allWords=True) == {"bulk/note_05999"}
     assert time.monotonic() - started < 120
     assert os.path.isdir(tmp_path / "c" / "memory-ls" / "index")

@@ -311,7 +311,7 @@ async def test_tools_are_listed_with_schemas_and_annotations_that_are_enforced(
         "default",
     ]
     search_output = tools["search_memories"].output_schema
-    assert search_output is not None and "results" in search_output["properties"]
+    assert search_output is not None and "memories" in search_output["properties"]
 
 
 async def test_write_is_routed_and_says_where_and_why(ws: Workspace) -> None:
@@ -599,14 +599,17 @@ async def test_read_list_search(ws: Workspace) -> None:
         assert result["memories"] == []
 
         text, result = await ok(session, "search_memories", query="oauth")
-        assert result["results"][0]["name"] == "FEATURE_login"
+        hit = result["memories"][0]
+        assert (hit["name"], hit["title"], hit["matched"]) == ("FEATURE_login", "Login", ["oauth"])
         # Line numbers count in the file, frontmatter included.
         lines = (ws.feature / "FEATURE_login.md").read_text().splitlines()
         line = lines.index("Uses OAuth tokens.") + 1
-        assert line > 2 and result["results"][0]["line"] == line
-        assert f"FEATURE_login:{line}: Uses OAuth tokens." in text
-        _, result = await ok(session, "search_memories", query="tabs", tags=["auth"])
-        assert result["results"] == []
+        assert line > 2 and hit["lines"] == [{"line": line, "text": "Uses OAuth tokens."}]
+        assert f"   {line}: Uses OAuth tokens." in text
+        assert "1. FEATURE_login — Login (score " in text
+        text, result = await ok(session, "search_memories", query="tabs", tags=["auth"])
+        assert result["memories"] == [] and result["total"] == 0
+        assert text == "No memory matched any of these words (tabs); try other or fewer words."
 
 
 async def test_find_memories_about_a_file_before_changing_it(ws: Workspace) -> None:
@@ -707,7 +710,7 @@ async def test_rename_rewrites_references_written_behind_the_server_s_back(
         await ok(session, "write_memory", memory_name="FEATURE_plain", content="Nothing.\n")
         # The server has indexed the store for search (and renames) by now.
         _, result = await ok(session, "search_memories", query="Draft")
-        assert [hit["name"] for hit in result["results"]] == ["draft"]
+        assert [hit["name"] for hit in result["memories"]] == ["draft"]
 
         # Another process writes referrers without the server being told: an edit in place
         # (same size; only the time tells), new files in other folders, code and frontmatter.
@@ -999,3 +1002,69 @@ def test_a_tool_prefix_that_makes_invalid_tool_names_is_a_usage_error(
     )
     assert run.returncode == 2, run.stderr
     assert "--tool-prefix" in run.stderr and "A-Z a-z 0-9 _ - ." in run.stderr
+
+
+async def test_a_task_sentence_finds_the_memory_ranked_with_what_it_matched(ws: Workspace) -> None:
+    async with mcp_server(ws) as session:
+        await ok(
+            session,
+            "write_memory",
+            memory_name="auth/session_tokens",
+            content="# Session tokens\nA session token expires after 4 hours of inactivity.\n",
+        )
+        await ok(
+            session,
+            "write_memory",
+            memory_name="payments/retry_policy",
+            content="# Retry policy\nFailed captures are retried 5 times.\n",
+        )
+        await ok(session, "write_memory", memory_name="style", content="Tabs, not spaces.\n")
+
+        text, result = await ok(session, "search_memories", query="how long do session tokens last")
+        first = result["memories"][0]
+        assert first["name"] == "auth/session_tokens"
+        assert first["title"] == "Session tokens"
+        assert first["matched"] == ["session", "tokens"]
+        assert result["ignoredWords"] == ["how", "do"]
+        assert [m["name"] for m in result["memories"]] == ["auth/session_tokens"]
+        assert text.startswith("1 of 1 matching memory, best first (relevance: ")
+
+        # `refund retry`: not every word matches, the memory holding some still comes back.
+        _, result = await ok(session, "search_memories", query="refund retries")
+        assert [(m["name"], m["matched"]) for m in result["memories"]] == [
+            ("payments/retry_policy", ["retries"])
+        ]
+        # Strict mode: every word as written; the answer says what matches some of them.
+        text, result = await ok(session, "search_memories", query="refund retries", all_words=True)
+        assert result["memories"] == [] and result["someWords"] == 1
+        assert text == (
+            "No memory holds every one of these words (refund, retries); 1 memory match some "
+            "of them (search without all_words to see them ranked)."
+        )
+
+
+async def test_a_search_answer_is_bounded_and_pages_with_a_cursor(ws: Workspace) -> None:
+    long_line = "deploy " + "word " * 60
+    for number in range(40):
+        ws.primary.mkdir(parents=True, exist_ok=True)
+        text = f"# Note {number}\n" + (long_line + "\n") * 5
+        (ws.primary / f"note_{number:02d}.md").write_text(text)
+    async with mcp_server(ws) as session:
+        answer = await call(session, "search_memories", query="deploy")
+        result = answer.structured_content or {}
+        text = "".join(b.text for b in answer.content if isinstance(b, TextContent))
+        assert len(result["memories"]) == 10, "the default limit"
+        assert (result["total"], result["more"], result["next_cursor"]) == (40, 30, "10")
+        assert all(len(m["lines"]) <= 3 for m in result["memories"])
+        assert '30 more: call search_memories again with cursor="10".' in text
+        # About 8,000 tokens at most, however large the limit.
+        answer = await call(session, "search_memories", query="deploy", limit=40)
+        result = answer.structured_content or {}
+        size = sum(len(b.text) for b in answer.content if isinstance(b, TextContent))
+        size += len(json.dumps(result))
+        assert size <= 34_000 and 0 < len(result["memories"]) < 40
+        assert result["more"] == 40 - len(result["memories"])
+        # The next page starts where this one ended, and none comes twice.
+        seen = [m["name"] for m in result["memories"]]
+        _, page = await ok(session, "search_memories", query="deploy", cursor=result["next_cursor"])
+        assert not set(seen) & {m["name"] for m in page["memories"]}

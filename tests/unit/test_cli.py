@@ -211,7 +211,16 @@ def test_json_results_have_the_server_shapes(example: Path) -> None:
     }
     found = json.loads(cli(example, "search", "OKAPI", "--json").stdout)
     assert found["results"][0]["name"] == "FEATURE_new"
-    assert set(found["results"][0]) == {"name", "path", "line", "text", "score"}
+    assert set(found["results"][0]) == {
+        "name",
+        "path",
+        "line",
+        "text",
+        "score",
+        "title",
+        "matched",
+        "supersededBy",
+    }
     tags = json.loads(cli(example, "tags", "--json").stdout)
     assert {"tag": "x", "count": 1} in tags["tags"]
     moved = json.loads(cli(example, "move", "FEATURE_new", "SPEC_new", "--json").stdout)
@@ -395,3 +404,15 @@ def test_about_lists_the_memories_that_mention_a_path(example: Path) -> None:
     assert cli(example, "about", "src/none.py").stdout == "(no memory mentions src/none.py)\n"
     refused = cli(example, "about", "../outside.py")
     assert refused.returncode == 2 and "[invalid-arguments]" in refused.stderr
+
+
+def test_search_ranks_by_relevance_and_all_words_keeps_every_word(example: Path) -> None:
+    cli(example, "save", "payments/retry_policy", stdin="# Retry policy\nCaptures are retried.\n")
+    ranked = json.loads(cli(example, "search", "refund retries", "--json").stdout)["results"]
+    assert ranked[0]["name"] == "payments/retry_policy"
+    assert ranked[0]["matched"] == ["retries"] and ranked[0]["title"] == "Retry policy"
+    strict = cli(example, "search", "refund retries", "--all-words", "--json")
+    assert strict.returncode == 0 and json.loads(strict.stdout)["results"] == []
+    assert json.loads(cli(example, "search", "retry policy", "--all-words", "--json").stdout)[
+        "results"
+    ][0]["name"] == ("payments/retry_policy")

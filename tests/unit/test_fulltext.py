@@ -17,6 +17,7 @@ from store_helpers import Workspace
 from memory_ls.core import Store, fulltext
 from memory_ls.core.errors import InvalidArguments
 from memory_ls.core.fulltext import Part, SearchIndex, parse_query, search_index_path
+from memory_ls.core.relevance import ALL_WORDS, RELEVANCE, rows_of
 
 Search = Callable[..., list[dict[str, Any]]]
 
@@ -39,24 +40,37 @@ def _indexed(store: Store, *, live: bool = False) -> Store:
     return Store(store.config, SearchIndex(store.config, live=live))
 
 
-@pytest.fixture(params=["index", "scan"])
-def search(request: pytest.FixtureRequest, ws: Workspace) -> Search:
+def _searcher(store: Store, way: str, default_mode: str) -> Search:
     """Search through the index (proved to answer) or by reading every memory."""
-    store = _store(ws)
-    if request.param == "scan":
-        return lambda query, **kw: store.search(query, **kw)["results"]
+    if way == "scan":
+        return lambda query, **kw: store.search(query, **{"mode": default_mode, **kw})["results"]
     index = SearchIndex(store.config, live=False)
     indexed = Store(store.config, index)
 
     def through_index(query: str, **kw: Any) -> list[dict[str, Any]]:
+        kw = {"mode": default_mode, **kw}
         limit = kw.get("limit") or 50
-        direct = index.search(parse_query(query), kw.get("tags") or [], kw.get("scope"), limit)
-        assert direct is not None, "the index must answer"
+        found = index.search(
+            parse_query(query, kw["mode"]), kw.get("tags") or [], kw.get("scope"), limit
+        )
+        assert found is not None, "the index must answer"
         results = indexed.search(query, **kw)["results"]
-        assert results == direct
+        assert results == rows_of(found.hits, limit)
         return results
 
     return through_index
+
+
+@pytest.fixture(params=["index", "scan"])
+def search(request: pytest.FixtureRequest, ws: Workspace) -> Search:
+    """Strict (all words) search, through the index or by reading every memory."""
+    return _searcher(_store(ws), request.param, ALL_WORDS)
+
+
+@pytest.fixture(params=["index", "scan"])
+def relevant(request: pytest.FixtureRequest, ws: Workspace) -> Search:
+    """Relevance search (the default), through the index or by reading every memory."""
+    return _searcher(_store(ws), request.param, RELEVANCE)
 
 
 def _names(results: list[dict[str, Any]]) -> set[str]:
@@ -143,7 +157,16 @@ def test_results_are_lines_best_first_with_file_line_numbers(ws: Workspace, sear
         (lines.index("The LOGIN flow uses tokens.") + 1, "The LOGIN flow uses tokens."),
     ]
     assert all(r["path"].endswith(".md") and os.path.isabs(r["path"]) for r in results)
-    assert set(results[0]) == {"name", "path", "line", "text", "score"}
+    assert set(results[0]) == {
+        "name",
+        "path",
+        "line",
+        "text",
+        "score",
+        "title",
+        "matched",
+        "supersededBy",
+    }
     assert search("login", limit=2) == results[:2]
 
 
@@ -364,7 +387,7 @@ def test_many_matches_come_best_first_names_holding_the_query_on_top(ws: Workspa
         scores = [r["score"] for r in results]
         assert len(results) == 80 and scores == sorted(scores, reverse=True)
         assert {r["name"] for r in results[:8]} == {f"deploy_{n:02d}" for n in range(0, 80, 10)}
-        assert all(1 <= s < 2 for s in scores[:8]) and all(0 < s <= 1 for s in scores[8:])
+        assert all(1 <= s < 2 for s in scores[:8]) and all(0.5 <= s <= 1 for s in scores[8:])
         # Among the others, more mentions in a shorter text rank higher.
         assert results[8]["name"] == "note_13" and results[-1]["name"] == "note_77"
 
@@ -535,3 +558,136 @@ def test_a_packed_listing_comes_back_as_it_was_empty_or_with_a_nameless_file() -
     assert not fulltext._well_formed((ranks, "a", mtimes, sizes)), "a name short"
     assert not fulltext._well_formed((ranks, joined, mtimes[:8], sizes))
     assert not fulltext._well_formed((b"", "a", b"", b""))
+
+
+# ----- relevance ranking (the default) ----------------------------------------------------
+
+
+def _ranked_store(ws: Workspace) -> Store:
+    store = ws.store()
+    store.save("payments/retry_policy", "# Retry policy\nFailed captures are retried 5 times.\n")
+    store.save("auth/session_tokens", "# Session tokens\nA token expires after 4 hours.\n")
+    store.save("refunds", "Refunds are issued by the support team, never retried.\n")
+    store.save("howto_do_the_thing", "How do you do the thing? Like this.\n")
+    store.save("glossary", "Words: session, cart, checkout, the shop.\n")
+    return store
+
+
+@pytest.fixture(params=["index", "scan"])
+def ranked(request: pytest.FixtureRequest, ws: Workspace) -> Search:
+    return _searcher(_ranked_store(ws), request.param, RELEVANCE)
+
+
+def _order(results: list[dict[str, Any]]) -> list[str]:
+    return list(dict.fromkeys(r["name"] for r in results))
+
+
+def test_memories_holding_some_words_come_back_ranked(ranked: Search) -> None:
+    results = ranked("refund retry ")
+    # Both words (as stems) in `refunds`; only one in the retry policy, in its name.
+    assert _order(results) == ["refunds", "payments/retry_policy"]
+    first = results[0]
+    assert first["matched"] == ["refund", "retry"] and first["score"] >= 0.5
+    assert {r["name"]: r["matched"] for r in results}["payments/retry_policy"] == ["retry"]
+    assert all(r["score"] < 0.5 for r in results if r["name"] != "refunds")
+
+
+def test_words_match_by_their_stem(ranked: Search) -> None:
+    assert _order(ranked("retries ")) == ["payments/retry_policy", "refunds"]
+    assert _order(ranked("tokens ")) == ["auth/session_tokens"]
+    hit = ranked("tokens ")
+    assert [(r["line"], r["text"]) for r in hit] == [
+        (1, "# Session tokens"),
+        (2, "A token expires after 4 hours."),
+    ]
+    # The last word, unfinished or whole, finds words it begins and words of its stem.
+    assert _order(ranked("retries"))[:1] == ["payments/retry_policy"]
+    assert _order(ranked("sess")) == ["auth/session_tokens", "glossary"]
+
+
+def test_stop_words_are_not_required_and_do_not_dominate(ranked: Search) -> None:
+    results = ranked("how long do session tokens last")
+    assert _order(results)[0] == "auth/session_tokens"
+    assert "howto_do_the_thing" not in _order(results), "matches only stop words"
+    assert results[0]["matched"] == ["session", "tokens"]
+    # A query of stop words only still looks for them.
+    assert _order(ranked("how do ")) == ["howto_do_the_thing"]
+
+
+def test_the_name_and_first_heading_weigh_above_the_body(ws: Workspace) -> None:
+    store = ws.store()
+    store.save("notes_a", "# Checkout flow\nSteps of the purchase.\n")
+    store.save("notes_b", "# Misc\nThe checkout button is blue; checkout twice, flow once.\n")
+    store.save("checkout", "About the cart.\n")
+    for searching in (store, _indexed(store)):
+        results = searching.search("checkout ")["results"]
+        assert _order(results) == ["checkout", "notes_a", "notes_b"]
+        assert results[0]["title"] == "About the cart."
+        assert {r["name"]: r["title"] for r in results}["notes_a"] == "Checkout flow"
+
+
+def test_all_words_mode_keeps_the_strict_semantics(ws: Workspace) -> None:
+    store = _ranked_store(ws)
+    for searching in (store, _indexed(store)):
+        assert searching.search("refund retry", mode="all_words")["results"] == []
+        assert searching.search("retries ", mode="all_words")["results"] == []
+        strict = searching.search("retried refunds", mode="all_words")["results"]
+        assert _order(strict) == ["refunds"]
+        assert strict[0]["matched"] == ["retried", "refunds"]
+        with pytest.raises(InvalidArguments, match="mode"):
+            searching.search("x", mode="fuzzy")
+
+
+def test_a_superseded_memory_ranks_right_after_the_one_that_replaces_it(ws: Workspace) -> None:
+    store = ws.store()
+    store.save("decision_ttl_2023", "# Session TTL\nSession idle timeout: 30 minutes. TTL TTL.\n")
+    store.save(
+        "auth/session_ttl",
+        "---\nsupersedes: decision_ttl_2023\n---\n# Session lifetime\nIdle timeout is 4 hours.\n",
+    )
+    store.save("old_pool", "---\nsuperseded_by: '[[new_pool]]'\n---\nPool size 10 timeout\n")
+    store.save("new_pool", "Pool size 5.\n")
+    store.save("unrelated_timeout", "A timeout elsewhere, timeout timeout.\n")
+    for searching in (store, _indexed(store)):
+        results = searching.search("session idle timeout")["results"]
+        order = _order(results)
+        assert order.index("auth/session_ttl") < order.index("decision_ttl_2023")
+        assert order[:2] == ["auth/session_ttl", "decision_ttl_2023"]
+        marks = {r["name"]: r["supersededBy"] for r in results}
+        assert marks["decision_ttl_2023"] == ["auth/session_ttl"]
+        assert marks["auth/session_ttl"] == []
+        scores = [r["score"] for r in results]
+        assert scores == sorted(scores, reverse=True)
+        # Declared on the old side only; the newer one matches the query too.
+        order = _order(searching.search("pool timeout")["results"])
+        assert order.index("new_pool") < order.index("old_pool")
+        # In strict mode too, among the memories that hold every word.
+        strict = searching.search("pool size", mode="all_words")["results"]
+        assert _order(strict) == ["new_pool", "old_pool"]
+        assert strict[-1]["supersededBy"] == ["new_pool"]
+
+
+def test_light_stemming_takes_off_inflections_only() -> None:
+    from memory_ls.core.stemming import stem
+
+    same = [
+        ("retries", "retry", "retried", "retrying"),
+        ("tokens", "token"),
+        ("caches", "cache", "cached", "caching"),
+        ("hoping", "hope", "hoped", "hopes"),
+        ("deploys", "deploy", "deployed", "deploying"),
+    ]
+    for words in same:
+        assert len({stem(word) for word in words}) == 1, words
+    # Derivations keep their meaning apart; short words are left alone.
+    assert stem("production") != stem("product") and stem("general") != stem("generous")
+    assert [stem(word) for word in ("is", "as", "ss", "caress", "sky")] == [
+        "is",
+        "as",
+        "ss",
+        "caress",
+        "sky",
+    ]
+    # A word begins with its stem but for the stem's last letter (how the index finds them).
+    for word in ("happy", "ponies", "hoping", "troubled", "sized", "agreed", "naïvely"):
+        assert word.startswith(stem(word)[:-1]), word

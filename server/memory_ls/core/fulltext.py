@@ -1,9 +1,9 @@
-"""Full-text search (SPEC 2.6): the query language, and an SQLite FTS5 index on disk.
+"""Full-text search (SPEC 2.6): an SQLite FTS5 index on disk (the query language and the
+ranking are core/relevance.py's).
 
-A query is words and "quoted phrases", all of which must match (in the name or the
-body), case- and accent-insensitively, as whole words: `auth*` matches words that start
-with `auth`, and so does the last word of a query (search as you type) unless the query
-ends with a space. A word such as `login_flow` or `auth/login` is the phrase of its words.
+The index holds each memory's words as written (relevance mode looks a word up under
+every indexed word of its stem, found in FTS5's vocabulary), its name and first heading
+in a column of their own (weighed above the body), and which memories it supersedes.
 
 The index is one SQLite database per store configuration in the user's cache directory,
 shared by the CLI, the MCP server and the language server (WAL, busy timeout). It never
@@ -23,28 +23,44 @@ import hashlib
 import json
 import logging
 import marshal
-import math
 import os
 import re
 import stat
 import sys
 import threading
-import unicodedata
 import zlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memory_ls.core.backlinks import SERENA_MARK
 from memory_ls.core.document import parse_document
-from memory_ls.core.errors import InvalidArguments, MemoryStoreError
+from memory_ls.core.errors import MemoryStoreError
 from memory_ls.core.folders import Folder, StoreConfig
 from memory_ls.core.fsio import is_temp_file, read_text, user_cache_dir
-from memory_ls.core.names import is_valid_name
+from memory_ls.core.names import GLOBAL_PREFIX, is_valid_name
+from memory_ls.core.relevance import (
+    NAME_WEIGHT,
+    SEARCH_MODES,
+    Found,
+    Hit,
+    Part,
+    Query,
+    describe,
+    enough,
+    order_by_supersession,
+    parse_query,
+    score_of,
+    title_text,
+    tokens,
+)
 from memory_ls.core.similarity import SHINGLE_KEY, SKETCH_MATCHES, bucket_limit, words
 from memory_ls.core.similarity import keys as duplicate_keys
+from memory_ls.core.stemming import stem
 from memory_ls.core.supersede import KEY_WORD as SUPERSEDE_WORD
-from memory_ls.core.supersede import SUPERSEDED_BY_KEY, SUPERSEDES_KEY
+from memory_ls.core.supersede import SUPERSEDED_BY_KEY, SUPERSEDES_KEY, relations
+
+__all__ = ["SEARCH_MODES", "Part", "Query", "SearchIndex", "parse_query"]
 
 if TYPE_CHECKING:
     from memory_ls.core.store import MemoryFile
@@ -57,17 +73,16 @@ except ImportError:  # a Python built without it: search reads the files
 logger = logging.getLogger(__name__)
 
 # 2: files.hidden_refs, for renames; 3: dupkeys, for near-duplicates; 4: hidden_refs also
-# marks frontmatter that may declare supersede relations (an index of another version is
-# another file).
-SCHEMA_VERSION = 4
+# marks frontmatter that may declare supersede relations; 5: the first heading as its own
+# column, supersedes and superseded_by, the vocabulary of stems (an index of another
+# version is another file).
+SCHEMA_VERSION = 5
 # A hint (a read's "superseded by") builds a missing index for at most this many memories
 # (about a second here); a bigger store waits for a search, a rename or the editor to.
 HINT_BUILD_LIMIT = 2000
 # unicode61 splits on everything but letters and digits; remove_diacritics 2 folds
 # accents (the query side is folded the same way by `fold`).
 TOKENIZER = "unicode61 remove_diacritics 2"
-# A match in a memory's name weighs this many matches in its body (bm25 column weights).
-NAME_WEIGHT = 10.0
 # How long a writer waits for another process's transaction before it gives up (the
 # search is then answered by reading the files).
 BUSY_TIMEOUT_SECONDS = 2.0
@@ -82,14 +97,14 @@ PARALLEL_STAT_FILES = 20_000
 FOLDER_SIZE = -2
 # A search re-reads stale memories it was about to return and asks again, this often.
 STALE_RETRIES = 3
-SNIPPET_WIDTH = 160
+# A relevance search looks a word's stem up under at most this many indexed words (the
+# most frequent), and an OR of them is answered in one pass.
+MAX_VARIANTS = 24
 # Arrays are packed in this machine's byte order: a manifest from another never matches.
 MANIFEST_FORMAT = f"listing-1-{sys.byteorder}"
-_TOKEN = re.compile(r"[^\W_]+")
 # Link keys whose words both tokenizers cut alike (ASCII letters and digits, split by
 # what names may hold besides): the only ones the index looks up by their words.
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_. /-]*")
-_QUERY_PART = re.compile(r'"([^"]*)"?(\*?)|(\S+)')
 
 _SCHEMA = (
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -101,12 +116,21 @@ _SCHEMA = (
     "CREATE TABLE files(id INTEGER PRIMARY KEY, folder INTEGER NOT NULL, name TEXT NOT NULL, "
     "mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, valid INTEGER NOT NULL, "
     "tags TEXT NOT NULL, body_line INTEGER NOT NULL, hidden_refs INTEGER NOT NULL, "
-    "UNIQUE(name, folder))",
+    "superseded_by TEXT NOT NULL, UNIQUE(name, folder))",
     "CREATE INDEX files_hidden_refs ON files(id) WHERE hidden_refs",
     # The indexed body, compressed: FTS5 needs the old text to drop a row from a
     # contentless table (SQLite before 3.43), and the lines of a hit come from it.
     "CREATE TABLE bodies(id INTEGER PRIMARY KEY, data BLOB NOT NULL)",
-    f"CREATE VIRTUAL TABLE fts USING fts5(name, body, content='', tokenize='{TOKENIZER}')",
+    # `title`: the first heading, unless it only repeats the name (`relevance.title_text`).
+    f"CREATE VIRTUAL TABLE fts USING fts5(name, title, body, content='', tokenize='{TOKENIZER}')",
+    # The indexed words with the number of memories holding each: a stem's words are
+    # found here.
+    "CREATE VIRTUAL TABLE vocab USING fts5vocab(fts, 'row')",
+    # `supersedes: OLDER` in a memory's frontmatter (qualified names, core/supersede.py);
+    # `superseded_by` is in `files` (newline-delimited).
+    "CREATE TABLE successors(older TEXT NOT NULL, newer INTEGER NOT NULL)",
+    "CREATE INDEX successors_older ON successors(older)",
+    "CREATE INDEX successors_newer ON successors(newer)",
     # Each file's near-duplicate keys (core/similarity.py): who may nearly duplicate whom.
     "CREATE TABLE dupkeys(key INTEGER NOT NULL, id INTEGER NOT NULL)",
     "CREATE INDEX dupkeys_key ON dupkeys(key)",
@@ -124,205 +148,6 @@ _MANIFEST_SCHEMA = (
         for event in ("INSERT", "DELETE", "UPDATE")
     ),
 )
-
-
-# ----- the query language --------------------------------------------------------------
-
-
-def fold(text: str) -> str:
-    """Text as the index compares it: lower case, accents removed."""
-    if text.isascii():
-        return text.lower()
-    decomposed = unicodedata.normalize("NFD", text)
-    return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
-
-
-def tokens(text: str) -> list[str]:
-    """The folded words of a text, as the index's tokenizer cuts them."""
-    return _TOKEN.findall(fold(text))
-
-
-@dataclass(frozen=True)
-class Part:
-    """One thing a query asks for: a word or a phrase, the last word maybe a prefix."""
-
-    words: tuple[str, ...]
-    prefix: bool = False
-
-    def expression(self) -> str:
-        """The part in FTS5's query syntax."""
-        return '"' + " ".join(self.words) + '"' + (" *" if self.prefix else "")
-
-    def found_in(self, words: Sequence[str]) -> int:
-        """How many times the part occurs in a sequence of folded words."""
-        first, count, size = self.words[0], 0, len(self.words)
-        for at, word in enumerate(words):
-            if (word == first or (size == 1 and self.prefix and word.startswith(first))) and (
-                size == 1 or self._rest_at(words, at)
-            ):
-                count += 1
-        return count
-
-    def _rest_at(self, words: Sequence[str], at: int) -> bool:
-        if at + len(self.words) > len(words):
-            return False
-        last = len(self.words) - 1
-        for offset, wanted in enumerate(self.words[1:], start=1):
-            word = words[at + offset]
-            if word != wanted and not (offset == last and self.prefix and word.startswith(wanted)):
-                return False
-        return True
-
-
-@dataclass(frozen=True)
-class Query:
-    """A parsed search query."""
-
-    text: str
-    parts: tuple[Part, ...]
-
-    def expression(self) -> str:
-        """The query in FTS5's syntax: every part must match."""
-        return " ".join(part.expression() for part in self.parts)
-
-
-def parse_query(text: str) -> Query:
-    """Parse a query; InvalidArguments when it has no word to look for."""
-    parts: list[Part] = []
-    matches = list(_QUERY_PART.finditer(text))
-    for number, match in enumerate(matches):
-        quoted, star, bare = match.group(1), match.group(2), match.group(3)
-        if bare is not None:
-            star = "*" if bare.endswith("*") else ""
-            # Search as you type: the last word may be unfinished, unless a space follows.
-            typing = number == len(matches) - 1 and not text[match.end() :]
-            words = tokens(bare)
-            prefix = bool(star) or (typing and not bare.endswith(('"', "*")))
-        else:
-            words, prefix = tokens(quoted), bool(star)
-        if words:
-            part = Part(tuple(words), prefix)
-            if part not in parts:
-                parts.append(part)
-    if not parts:
-        raise InvalidArguments(
-            f"query {text.strip()!r} has no word to search for (letters or digits)."
-        )
-    return Query(text, tuple(parts))
-
-
-# ----- matching a memory, for both the index and the scan --------------------------------
-
-
-def matching_lines(query: Query, body: str, body_line: int) -> list[tuple[int, int, str, int]]:
-    """(parts found, file line, text, where the first hit is) of each body line with a hit."""
-    found = []
-    for index, line in enumerate(body.split("\n")):
-        words = tokens(line)
-        if not words:
-            continue
-        present = sum(1 for part in query.parts if part.found_in(words))
-        if present:
-            at = _first_hit(query, line)
-            found.append((present, body_line + index + 1, line, at))
-    return found
-
-
-def _first_hit(query: Query, line: str) -> int:
-    folded = fold(line)
-    spots = [folded.find(part.words[0]) for part in query.parts]
-    return min((spot for spot in spots if spot >= 0), default=0)
-
-
-def line_results(
-    query: Query, name: str, path: str, body: str, body_line: int, score: float
-) -> list[dict[str, Any]]:
-    """The result rows of one matching memory: its lines with most parts first."""
-    rows = sorted(matching_lines(query, body, body_line), key=lambda r: (-r[0], r[1]))
-    if not rows:
-        # It matched in its name, or a phrase across lines: its first line stands for it.
-        lines = body.split("\n")
-        first = next((i for i, ln in enumerate(lines) if ln.strip()), 0)
-        rows = [(0, body_line + first + 1, lines[first] if lines else "", 0)]
-    return [
-        {
-            "name": name,
-            "path": path,
-            "line": line,
-            "text": snippet(text, at),
-            "score": round(score, 3),
-        }
-        for _present, line, text, at in rows
-    ]
-
-
-def score_of(in_name: int, relevance: float) -> float:
-    """A result's score: 1 to 2 when the name holds the whole query, else 0 to 1; bm25
-    relevance (higher is better) orders within each."""
-    return in_name + relevance / (1.0 + relevance)
-
-
-def snippet(line: str, at: int, width: int = SNIPPET_WIDTH) -> str:
-    """A line cut to a readable width around the match."""
-    stripped = line.lstrip()
-    at = max(0, at - (len(line) - len(stripped)))
-    text = stripped.rstrip()
-    if len(text) <= width:
-        return text
-    start = max(0, min(at - width // 3, len(text) - width))
-    cut = text[start : start + width]
-    return ("…" if start else "") + cut + ("…" if start + width < len(text) else "")
-
-
-class ScanRanker:
-    """Scores memories as the index's bm25 does, for the search that reads every file."""
-
-    K1 = 1.2
-    B = 0.75
-
-    def __init__(self, query: Query) -> None:
-        self.query = query
-        self.documents = 0
-        self.total_words = 0
-        self.containing = [0] * len(query.parts)
-        self._matches: list[tuple[list[float], int, int, Any]] = []
-
-    def add(self, name: str, body: str, item: Any) -> None:
-        """Count one searchable memory; keep it when every part is in its name or body."""
-        self.documents += 1
-        folded_name, folded_body = fold(name), fold(body)
-        # Cheap first: a part's first word must be in the text at all.
-        if not all(
-            p.words[0] in folded_name or p.words[0] in folded_body for p in self.query.parts
-        ):
-            self.total_words += body.count(" ") + 1
-            return
-        name_words = _TOKEN.findall(folded_name)
-        body_words = _TOKEN.findall(folded_body)
-        self.total_words += len(name_words) + len(body_words)
-        weighted = []
-        for number, part in enumerate(self.query.parts):
-            hits = NAME_WEIGHT * part.found_in(name_words) + part.found_in(body_words)
-            if hits:
-                self.containing[number] += 1
-            weighted.append(hits)
-        if all(weighted):
-            in_name = int(all(part.found_in(name_words) for part in self.query.parts))
-            self._matches.append((weighted, len(name_words) + len(body_words), in_name, item))
-
-    def ranked(self) -> list[tuple[float, Any]]:
-        """(score, item) of the matching memories, best first."""
-        average = self.total_words / max(self.documents, 1)
-        idf = [max(1e-6, math.log((self.documents - n + 0.5) / (n + 0.5))) for n in self.containing]
-        scored = []
-        for weighted, length, in_name, item in self._matches:
-            norm = self.K1 * (1 - self.B + self.B * length / max(average, 1e-9))
-            relevance = sum(
-                i * (w * (self.K1 + 1)) / (w + norm) for i, w in zip(idf, weighted, strict=True)
-            )
-            scored.append((score_of(in_name, relevance), item))
-        scored.sort(key=lambda pair: -pair[0])
-        return scored
 
 
 # ----- which files are memories -----------------------------------------------------------
@@ -493,7 +318,16 @@ class SearchIndex:
                         db.execute("COMMIT")
                     return db
             db.execute("BEGIN IMMEDIATE")
-            for table in ("fts", "bodies", "files", "meta", "manifest", "dupkeys"):
+            for table in (
+                "vocab",
+                "fts",
+                "successors",
+                "dupkeys",
+                "bodies",
+                "files",
+                "meta",
+                "manifest",
+            ):
                 db.execute(f"DROP TABLE IF EXISTS {table}")
             for statement in (*_SCHEMA, *_MANIFEST_SCHEMA):
                 db.execute(statement)
@@ -785,14 +619,13 @@ class SearchIndex:
         (data,) = db.execute("SELECT data FROM bodies WHERE id = ?", (ident,)).fetchone() or (None,)
         folder = self.config.folders[key[0]]
         if data is not None:
+            qualified = folder.qualified(key[1])
+            body = zlib.decompress(data).decode("utf-8", "surrogatepass")
             db.execute(
-                "INSERT INTO fts(fts, rowid, name, body) VALUES ('delete', ?, ?, ?)",
-                (
-                    ident,
-                    folder.qualified(key[1]),
-                    zlib.decompress(data).decode("utf-8", "surrogatepass"),
-                ),
+                "INSERT INTO fts(fts, rowid, name, title, body) VALUES ('delete', ?, ?, ?, ?)",
+                (ident, qualified, title_text(qualified, body), body),
             )
+        db.execute("DELETE FROM successors WHERE newer = ?", (ident,))
         db.execute("DELETE FROM bodies WHERE id = ?", (ident,))
         db.execute("DELETE FROM dupkeys WHERE id = ?", (ident,))
         db.execute("DELETE FROM files WHERE id = ?", (ident,))
@@ -801,6 +634,8 @@ class SearchIndex:
         """Index one file (one that cannot be read is left out, and tried again next time)."""
         body, body_line, hidden_refs = "", 0, True
         tags: tuple[str, ...] = ()
+        supersedes: tuple[str, ...] = ()
+        superseded_by: tuple[str, ...] = ()
         if stamp[1] <= READ_LIMIT_FACTOR * self.config.max_memory_bytes:
             try:
                 text = read_text(path)
@@ -811,9 +646,11 @@ class SearchIndex:
             # The body is the end of the text: what comes before it is not indexed.
             head = text[: len(text) - len(body)]
             hidden_refs = "mem:" in head or "[[" in head or SUPERSEDE_WORD in head
+            replaced = relations(doc.metadata)
+            supersedes, superseded_by = replaced.supersedes, replaced.superseded_by
         cursor = db.execute(
             "INSERT INTO files(folder, name, mtime_ns, size, valid, tags, body_line, "
-            "hidden_refs) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "hidden_refs, superseded_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 self._ranks[folder.path],
                 name,
@@ -823,6 +660,7 @@ class SearchIndex:
                 _tag_text(tags),
                 body_line,
                 int(hidden_refs),
+                "\n".join(superseded_by),
             ),
         )
         ident = int(cursor.lastrowid or 0)
@@ -831,8 +669,12 @@ class SearchIndex:
             (ident, zlib.compress(body.encode("utf-8", "surrogatepass"), 1)),
         )
         db.execute(
-            "INSERT INTO fts(rowid, name, body) VALUES (?, ?, ?)",
-            (ident, folder.qualified(name), body),
+            "INSERT INTO fts(rowid, name, title, body) VALUES (?, ?, ?, ?)",
+            (ident, folder.qualified(name), title_text(folder.qualified(name), body), body),
+        )
+        db.executemany(
+            "INSERT INTO successors(older, newer) VALUES (?, ?)",
+            [(older, ident) for older in supersedes],
         )
         if is_valid_name(name):
             found = duplicate_keys(folder.qualified(name), folder.scope == "global", words(body))
@@ -945,8 +787,14 @@ class SearchIndex:
         tags: Sequence[str],
         scope: str | None,
         limit: int,
-    ) -> list[dict[str, Any]] | None:
-        """Result rows best first, or None when the index cannot answer for the disk now
+        *,
+        per_memory: bool = False,
+        offset: int = 0,
+        count: bool = False,
+    ) -> Found | None:
+        """The memories that answer a query, best first: enough for `limit` lines (or,
+        `per_memory`, `limit` memories after `offset`), with the number of memories that
+        match in all when `count`; None when the index cannot answer for the disk now
         (not live: the disk is compared with the index first)."""
         if self.live and not self._complete:
             return None  # the first indexing runs: no waiting for it
@@ -960,72 +808,15 @@ class SearchIndex:
                 return None
             try:
                 for _attempt in range(STALE_RETRIES):
-                    found, stale = self._search(query, tags, scope, limit)
-                    if not stale:
+                    search = _Search(self, query, tags, scope)
+                    found = search.run(limit, per_memory, offset, count)
+                    if not search.stale:
                         return found
                     # Changed behind the index's back: read again, then ask again.
-                    self._apply_batches([(k, p) for p in stale if (k := self._key(p))])
+                    self._apply_batches([(k, p) for p in search.stale if (k := self._key(p))])
             except (IndexUnusable, sqlite3.Error) as exc:
                 logger.info("search index query failed: %s", exc)
             return None
-
-    def _search(
-        self, query: Query, tags: Sequence[str], scope: str | None, limit: int
-    ) -> tuple[list[dict[str, Any]], list[str]]:
-        db = self._connect()
-        folders = self.config.folders
-        allowed = {rank for rank, f in enumerate(folders) if scope is None or f.scope == scope}
-        global_rank = next((r for r, f in enumerate(folders) if f.kind == "global"), len(folders))
-        wanted_tags = [_tag_text((tag,)) for tag in tags]
-        results: list[dict[str, Any]] = []
-        stale: list[str] = []
-        in_names: set[int] = set()
-        # Memories whose name holds the whole query come first; ranking them alone is
-        # cheap, and most searches need nothing more. The others are ranked only when
-        # those do not fill the results.
-        for tier, expression in (
-            (1, f"{{name}} : ({query.expression()})"),
-            (0, query.expression()),
-        ):
-            # Ranked alone, each file looked up while the ranking is read: SQLite drops the
-            # ORDER BY of a subquery that is joined.
-            ranked = db.execute(
-                "SELECT rowid, bm25(fts, ?, 1.0) AS r FROM fts WHERE fts MATCH ? ORDER BY r, rowid",
-                (NAME_WEIGHT, expression),
-            )
-            for ident, rank in ranked:
-                if tier:
-                    in_names.add(ident)
-                elif ident in in_names:
-                    continue
-                row = db.execute(
-                    "SELECT folder, name, mtime_ns, size, valid, tags, body_line FROM files "
-                    "WHERE id = ?",
-                    (ident,),
-                ).fetchone()
-                if row is None:
-                    continue
-                folder_rank, name, mtime, size, valid, tag_text, body_line = row
-                if folder_rank not in allowed or any(t not in tag_text for t in wanted_tags):
-                    continue
-                if (
-                    valid
-                    and folder_rank < global_rank
-                    and _shadowed(db, name, folder_rank, global_rank)
-                ):
-                    continue
-                folder = folders[folder_rank]
-                path = folder.file_for(name)
-                if _stamp(path) != (mtime, size):
-                    stale.append(path)
-                    continue
-                (data,) = db.execute("SELECT data FROM bodies WHERE id = ?", (ident,)).fetchone()
-                body = zlib.decompress(data).decode("utf-8", "surrogatepass")
-                score = score_of(tier, -rank)
-                results += line_results(query, folder.qualified(name), path, body, body_line, score)
-                if len(results) >= limit:
-                    return results[:limit], stale
-        return results, stale
 
     # ----- near-duplicates (core/duplicates.py) ---------------------------------------------
 
@@ -1126,13 +917,156 @@ class SearchIndex:
         ]
 
 
-def _shadowed(db: Any, name: str, folder_rank: int, global_rank: int) -> bool:
-    """Whether a project memory is hidden by one of the same name earlier in lookup order."""
-    found = db.execute(
-        "SELECT 1 FROM files WHERE name = ? AND folder < ? AND folder < ? AND valid LIMIT 1",
-        (name, folder_rank, global_rank),
-    ).fetchone()
-    return found is not None
+class _Search:
+    """One search through the index (its lock held)."""
+
+    def __init__(
+        self, index: SearchIndex, query: Query, tags: Sequence[str], scope: str | None
+    ) -> None:
+        self.db = index._connect()
+        self.query = query
+        self.folders = index.config.folders
+        self.allowed = {
+            rank for rank, f in enumerate(self.folders) if scope is None or f.scope == scope
+        }
+        self.global_rank = next(
+            (r for r, f in enumerate(self.folders) if f.kind == "global"), len(self.folders)
+        )
+        self.wanted_tags = [_tag_text((tag,)) for tag in tags]
+        self.stale: list[str] = []
+        variants = self._variants() if query.stemmed else {}
+        every = query.expression(variants)
+        # Memories whose name holds every term come first, then those holding every term;
+        # ranking those alone is cheap, and most searches need nothing more. In relevance
+        # mode, those holding some term are ranked only when those do not fill the results.
+        self.tiers = [(2, f"{{name title}} : ({every})"), (1, every)]
+        if query.stemmed and len(query.terms) > 1:
+            self.tiers.append((0, query.any_expression(variants)))
+
+    def run(self, limit: int, per_memory: bool, offset: int, count: bool) -> Found:
+        hits: list[Hit] = []
+        seen: set[int] = set()
+        wanted = limit + offset
+        for tier, expression in self.tiers:
+            if enough(hits, wanted, per_memory):
+                break
+            # Ranked alone, each file looked up while the ranking is read: SQLite drops the
+            # ORDER BY of a subquery that is joined.
+            ranked = self.db.execute(
+                "SELECT rowid, bm25(fts, ?, ?, 1.0) AS r FROM fts WHERE fts MATCH ? "
+                "ORDER BY r, rowid",
+                (NAME_WEIGHT, NAME_WEIGHT, expression),
+            )
+            for ident, rank in ranked:
+                if ident in seen:
+                    continue
+                seen.add(ident)
+                hit = self._hit(ident, score_of(tier, -rank))
+                if hit is not None:
+                    hits.append(hit)
+                    if enough(hits, wanted, per_memory):
+                        break
+        ordered = order_by_supersession(hits, self._fetch)
+        if per_memory:
+            ordered = ordered[offset : offset + limit]
+        return Found(ordered, self._count() if count else None)
+
+    def _variants(self) -> dict[str, list[str]]:
+        """The indexed words of each term's stem, the most frequent first."""
+        variants: dict[str, list[str]] = {}
+        for part in self.query.terms:
+            wanted = part.stem
+            if wanted is None or wanted in variants:
+                continue
+            # A word begins with its stem but for the stem's last letter (`happi`, `happy`).
+            low = wanted[:-1]
+            high = low[:-1] + chr(ord(low[-1]) + 1)
+            found = [
+                (-docs, term)
+                for term, docs in self.db.execute(
+                    "SELECT term, doc FROM vocab WHERE term >= ? AND term < ?", (low, high)
+                )
+                if stem(term) == wanted
+            ]
+            found.sort()
+            variants[wanted] = [term for _docs, term in found[:MAX_VARIANTS]]
+        return variants
+
+    def _hit(self, ident: int, score: float) -> Hit | None:
+        """The hit of an indexed file, if it is a memory the search may return."""
+        db = self.db
+        row = db.execute(
+            "SELECT folder, name, mtime_ns, size, valid, tags, body_line, superseded_by "
+            "FROM files WHERE id = ?",
+            (ident,),
+        ).fetchone()
+        if row is None:
+            return None
+        folder_rank, name, mtime, size, valid, tag_text, body_line, declared = row
+        if folder_rank not in self.allowed or any(t not in tag_text for t in self.wanted_tags):
+            return None
+        if valid and folder_rank < self.global_rank and self._shadowed(name, folder_rank):
+            return None
+        folder = self.folders[folder_rank]
+        path = folder.file_for(name)
+        if _stamp(path) != (mtime, size):
+            self.stale.append(path)
+            return None
+        (data,) = db.execute("SELECT data FROM bodies WHERE id = ?", (ident,)).fetchone()
+        body = zlib.decompress(data).decode("utf-8", "surrogatepass")
+        qualified = folder.qualified(name)
+        newer = dict.fromkeys(declared.split("\n") if declared else ())
+        for (successor,) in db.execute(
+            "SELECT newer FROM successors WHERE older = ?", (qualified,)
+        ).fetchall():
+            found = db.execute(
+                "SELECT folder, name FROM files WHERE id = ?", (successor,)
+            ).fetchone()
+            if found is not None:
+                newer[self.folders[found[0]].qualified(found[1])] = None
+        newer.pop(qualified, None)
+        return describe(self.query, qualified, path, body, body_line, score, tuple(newer))
+
+    def _shadowed(self, name: str, folder_rank: int) -> bool:
+        """Whether a project memory is hidden by one of the same name earlier in lookup order."""
+        found = self.db.execute(
+            "SELECT 1 FROM files WHERE name = ? AND folder < ? AND folder < ? AND valid LIMIT 1",
+            (name, folder_rank, self.global_rank),
+        ).fetchone()
+        return found is not None
+
+    def _fetch(self, qualified: str) -> Hit | None:
+        """The hit of the memory so named, if it matches the query at all."""
+        if qualified.startswith(GLOBAL_PREFIX):
+            found = self.db.execute(
+                "SELECT id FROM files WHERE name = ? AND folder = ?",
+                (qualified[len(GLOBAL_PREFIX) :], self.global_rank),
+            ).fetchone()
+        else:
+            found = self.db.execute(
+                "SELECT id FROM files WHERE name = ? AND folder < ? ORDER BY folder LIMIT 1",
+                (qualified, self.global_rank),
+            ).fetchone()
+        if found is None:
+            return None
+        matched = self.db.execute(
+            "SELECT bm25(fts, ?, ?, 1.0) FROM fts WHERE fts MATCH ? AND rowid = ?",
+            (NAME_WEIGHT, NAME_WEIGHT, self.tiers[-1][1], found[0]),
+        ).fetchone()
+        return None if matched is None else self._hit(found[0], score_of(0, -matched[0]))
+
+    def _count(self) -> int:
+        """How many memories match in all (scope and tags applied; a project memory that
+        another of the same name hides still counts: rare, and costly to rule out)."""
+        rows = self.db.execute(
+            "SELECT folder, tags FROM files WHERE id IN (SELECT rowid FROM fts WHERE fts MATCH ?)",
+            (self.tiers[-1][1],),
+        )
+        return sum(
+            1
+            for folder_rank, tag_text in rows
+            if folder_rank in self.allowed and all(t in tag_text for t in self.wanted_tags)
+        )
 
 
 def _tag_text(tags: Iterable[str]) -> str:
@@ -1259,20 +1193,3 @@ def _stamp(path: str) -> tuple[int, int] | None:
     except OSError:
         return None
     return info.st_mtime_ns, info.st_size
-
-
-def scan_search(
-    query: Query,
-    memories: Iterator[tuple[str, str, str, int]],
-    limit: int,
-) -> list[dict[str, Any]]:
-    """Search memories by reading each: (name, path, body, body line) in, rows best first."""
-    ranker = ScanRanker(query)
-    for name, path, body, body_line in memories:
-        ranker.add(name, body, (name, path, body, body_line))
-    results: list[dict[str, Any]] = []
-    for score, (name, path, body, body_line) in ranker.ranked():
-        results += line_results(query, name, path, body, body_line, score)
-        if len(results) >= limit:
-            break
-    return results[:limit]

@@ -34,10 +34,11 @@ from urllib.parse import quote
 from memory_ls.core.document import split_frontmatter
 from memory_ls.core.errors import InvalidArguments, MemoryStoreError
 from memory_ls.core.fsio import read_text
-from memory_ls.core.fulltext import READ_LIMIT_FACTOR, snippet, tokens
+from memory_ls.core.fulltext import READ_LIMIT_FACTOR
 from memory_ls.core.names import is_valid_name
 from memory_ls.core.navigation import headings
 from memory_ls.core.references import iter_lines_outside_code
+from memory_ls.core.relevance import snippet, tokens
 from memory_ls.core.stale_paths import PathMention, code_spans, mentions_in_line, resolutions
 
 if TYPE_CHECKING:

@@ -49,7 +49,7 @@ from memory_ls.core.fsio import (
     remove_file,
     remove_leftovers,
 )
-from memory_ls.core.fulltext import SearchIndex, parse_query, scan_search
+from memory_ls.core.fulltext import SearchIndex
 from memory_ls.core.gate import check_content, check_version, decode_for_read, version_of
 from memory_ls.core.listing import (
     ScanCache,
@@ -74,9 +74,17 @@ from memory_ls.core.names import (
     qualify,
 )
 from memory_ls.core.references import Reference, rename_references
+from memory_ls.core.relevance import (
+    RELEVANCE,
+    Found,
+    Searchable,
+    parse_query,
+    rows_of,
+    scan_search,
+)
 from memory_ls.core.replace import replace_text
 from memory_ls.core.routing import route_new, unknown_prefix
-from memory_ls.core.supersede import Successor
+from memory_ls.core.supersede import Successor, relations
 
 SCOPES = ("project", "global", "all")
 DEFAULT_SEARCH_LIMIT = 50
@@ -1075,48 +1083,87 @@ class Store:
         return {"tags": [{"tag": tag, "count": count} for tag, count in ordered]}
 
     def search(
-        self, query: object, tags: object = None, scope: object = None, limit: object = None
+        self,
+        query: object,
+        tags: object = None,
+        scope: object = None,
+        limit: object = None,
+        mode: str = RELEVANCE,
     ) -> dict[str, Any]:
-        """Full text over names and bodies, best first (`memory.search`, SPEC 2.6).
+        """Full text over names and bodies, best first (`memory.search`, SPEC 2.6): one row
+        per matching line, at most `limit` lines.
 
-        Every word and "quoted phrase" must match, case- and accent-insensitively; `auth*`
-        and the last word match as prefixes (see core/fulltext.py). The full-text index
-        answers where it can; else every memory is read.
+        `mode` "relevance" (default) ranks every memory holding some of the words, those
+        holding all first; "all_words" wants every word and phrase as written (see
+        core/relevance.py). The full-text index answers where it can; else every memory
+        is read.
         """
+        found = self.search_memories(query, tags, scope, limit, mode)
+        return {"results": rows_of(found.hits, self._limit(limit))}
+
+    def search_memories(
+        self,
+        query: object,
+        tags: object = None,
+        scope: object = None,
+        limit: object = None,
+        mode: str = RELEVANCE,
+        *,
+        per_memory: bool = False,
+        offset: int = 0,
+        count: bool = False,
+    ) -> Found:
+        """The memories that answer a query, best first (`search`'s; `per_memory`: `limit`
+        memories after `offset`, and with `count` how many match in all)."""
         text = _check_str(query, "query")
         if not text.strip():
             raise InvalidArguments("query must not be empty.")
-        parsed = parse_query(text)
+        parsed = parse_query(text, _check_str(mode, "mode"))
         wanted = _check_tags(tags) or []
         where = check_scope(scope, allow_all=True)
-        if limit is None:
-            limit = DEFAULT_SEARCH_LIMIT
-        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-            raise InvalidArguments("limit must be a positive integer.")
+        size = self._limit(limit)
         index = self.search_index
         if index is not None:
-            found = index.search(parsed, wanted, where, limit)
+            found = index.search(
+                parsed, wanted, where, size, per_memory=per_memory, offset=offset, count=count
+            )
             if found is not None:
-                return {"results": found}
-        return {"results": scan_search(parsed, self._searchable(where, wanted), limit)}
+                return found
+        return scan_search(
+            parsed, self._searchable(where, wanted), size, per_memory=per_memory, offset=offset
+        )
 
-    def _searchable(
-        self, where: str | None, wanted: Sequence[str]
-    ) -> Iterator[tuple[str, str, str, int]]:
-        """(name, path, body, body line) of each resolved memory with the tags, read now."""
+    @staticmethod
+    def _limit(limit: object) -> int:
+        if limit is None:
+            return DEFAULT_SEARCH_LIMIT
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+            raise InvalidArguments("limit must be a positive integer.")
+        return limit
+
+    def _searchable(self, where: str | None, wanted: Sequence[str]) -> Iterator[Searchable]:
+        """Each resolved memory with the tags, read now."""
         for item in self.resolve(where):
             memory = item.memory
             try:
                 if os.path.getsize(memory.path) > LISTING_READ_LIMIT * self.config.max_memory_bytes:
                     # Far too large to read: found by its name only (bounded work).
                     if not wanted:
-                        yield memory.qualified, memory.path, "", 0
+                        yield Searchable(memory.qualified, memory.path, "", 0)
                     continue
                 doc = self.load(memory)
             except (OSError, MemoryStoreError):
                 continue
             if all(t in doc.tags for t in wanted):
-                yield memory.qualified, memory.path, doc.body, doc.body_line
+                replaced = relations(doc.metadata)
+                yield Searchable(
+                    memory.qualified,
+                    memory.path,
+                    doc.body,
+                    doc.body_line,
+                    replaced.supersedes,
+                    replaced.superseded_by,
+                )
 
     # ----- export and import ---------------------------------------------------------
 

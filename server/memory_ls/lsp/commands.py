@@ -155,8 +155,14 @@ COMMANDS: Mapping[str, Command] = {
     ),
     "memory.search": Command(
         {"query": STRING},
-        {"tags": TAGS, "scope": STRING, "limit": INTEGER},
-        lambda s, a: s.search(a["query"], a.get("tags"), a.get("scope"), a.get("limit")),
+        {"tags": TAGS, "scope": STRING, "limit": INTEGER, "allWords": BOOLEAN},
+        lambda s, a: s.search(
+            a["query"],
+            a.get("tags"),
+            a.get("scope"),
+            a.get("limit"),
+            mode="all_words" if a.get("allWords") else "relevance",
+        ),
     ),
     "memory.route": Command(
         {"name": STRING}, {"scope": STRING}, lambda s, a: s.route(a["name"], a.get("scope"))

@@ -149,20 +149,37 @@ class ListResult(TypedDict):
     folders: NotRequired[list[FolderCount]]
 
 
-class SearchHit(TypedDict):
-    """One matching line of a search."""
+class SearchLine(TypedDict):
+    """One of a memory's best matching lines (1-based line of the file)."""
+
+    line: int
+    text: str
+
+
+class SearchMemory(TypedDict):
+    """One memory a search found."""
 
     name: str
     path: str
-    line: int
-    text: str
-    score: float
+    title: str  # its first heading, else its first line
+    score: float  # 1-2: name or heading holds every word; 0.5-1: every word; below: some
+    matched: list[str]  # the query's words (and phrases) it holds
+    supersededBy: list[str]  # newer memories that replace it: read those
+    lines: list[SearchLine]  # its best 1-3 lines
 
 
 class SearchResult(TypedDict):
-    """The result of search_memories (`memory.search`)."""
+    """The result of search_memories: one row per memory, best first."""
 
-    results: list[SearchHit]
+    query: str
+    mode: Literal["relevance", "all_words"]
+    memories: list[SearchMemory]
+    total: int  # memories that match in all
+    more: int  # of those, how many come after these
+    next_cursor: str | None  # pass as `cursor` for the next ones
+    ignoredWords: list[str]  # stop words the ranking did not require
+    # all_words mode, nothing found: how many memories hold some of the words.
+    someWords: NotRequired[int]
 
 
 class MentionLine(TypedDict):

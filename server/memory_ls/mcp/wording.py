@@ -101,9 +101,18 @@ or [[reference]] to the old name in other memories is rewritten. Refused if the 
 is taken. The answer lists what the store's check finds in the memory under its new name.
 {_NAMES}"""
 
-SEARCH_DESCRIPTION = """Full-text search over memory names and bodies, case-insensitive, best
-first, with line numbers and the matching line. Filter by tags (all must match) and scope
-("project", "global", or "all", the default); `limit` caps the number of lines returned."""
+SEARCH_DESCRIPTION = """Search the memories before starting a task: describe the task or
+ask a question in plain words (`how long do session tokens last`), or give keywords. Memories
+holding some of the words come back ranked by relevance (name and first heading weigh most;
+`retries` also finds `retry`; words like "how" or "the" are not required); those holding
+every word come first. One row per memory: name, title, score, the words it matched, its
+best lines with line numbers, and the newer memories that supersede it (read those instead).
+`"quoted phrase"` must match in order, `auth*` matches words starting with auth, case and
+accents are ignored, and a word never matches inside another (login does not find relogin).
+`all_words=true` keeps only memories holding every word as written. Filter by tags (all
+must match) and scope ("project", "global", or "all", the default). `limit` caps the
+memories (default 10; the answer is kept to a few thousand tokens); the answer says how
+many more match, and `cursor` (its `next_cursor`) gives the next ones."""
 
 
 def serena_listing(memories: Sequence[Mapping[str, Any]]) -> str:

@@ -1,39 +1,136 @@
-"""search_memories: full-text search, best first."""
+"""search_memories: relevance-ranked search, one row per memory, sized for a context window."""
 
+import json
 from collections.abc import Callable
 from typing import Annotated, Any
 
 from mcp.types import CallToolResult
 from pydantic import Field, Strict
 
+from memory_ls.core.errors import InvalidArguments
+from memory_ls.core.relevance import ALL_WORDS, RELEVANCE, parse_query
 from memory_ls.core.store import Store
 from memory_ls.mcp.answers import answer
 from memory_ls.mcp.results import SearchResult
 from memory_ls.mcp.tools.context import ListScope, TagFilter, ToolContext
 
+# Memories a search answers unless told otherwise: each row is a few hundred characters.
+DEFAULT_MEMORIES = 10
+# An answer (its text and its structured copy) stays under about 8,000 tokens at about 4
+# characters a token: memories past this budget are left for the next page.
+ANSWER_BUDGET_CHARS = 32_000
+
 
 def search_memories(ctx: ToolContext) -> Callable[..., Any]:
-    """The search_memories tool: full-text, best first."""
+    """The search_memories tool: relevance-ranked, one row per memory."""
 
     def search_memories(
-        query: Annotated[str, Field(description="Words or a phrase; case-insensitive.")],
+        query: Annotated[
+            str,
+            Field(description="A task, a question or keywords; case- and accent-insensitive."),
+        ],
         tags: TagFilter = None,
         scope: Annotated[
             ListScope | None, Field(description='"project", "global" or "all" (default).')
         ] = None,
         limit: Annotated[
-            int | None, Strict(), Field(ge=1, description="At most this many lines (default 50).")
+            int | None,
+            Strict(),
+            Field(ge=1, description=f"At most this many memories (default {DEFAULT_MEMORIES})."),
+        ] = None,
+        all_words: Annotated[
+            bool | None,
+            Strict(),
+            Field(description="Only memories holding every word as written (default false)."),
+        ] = None,
+        cursor: Annotated[
+            str | None, Field(description="The next_cursor of a previous answer: the next ones.")
         ] = None,
     ) -> Annotated[CallToolResult, SearchResult]:
         def act(store: Store) -> CallToolResult:
-            result = store.search(query, tags, scope, limit)
-            hits = result["results"]
-            if not hits:
-                return answer(f"No memory matches {query!r}.", result)
-            lines = [f"{len(hits)} matching line{'' if len(hits) == 1 else 's'}:"]
-            lines += [f"{h['name']}:{h['line']}: {h['text']}" for h in hits]
-            return answer("\n".join(lines), result)
+            mode = ALL_WORDS if all_words else RELEVANCE
+            offset = _offset(cursor)
+            size = limit or DEFAULT_MEMORIES
+            found = store.search_memories(
+                query, tags, scope, size, mode, per_memory=True, offset=offset, count=True
+            )
+            parsed = parse_query(query, mode)
+            words = ", ".join(part.label for part in parsed.terms)
+            rows = [hit.summary() for hit in found.hits]
+            total = found.total if found.total is not None else offset + len(rows)
+            result: dict[str, Any] = {
+                "query": query,
+                "mode": mode,
+                "memories": [],
+                "total": total,
+                "more": 0,
+                "next_cursor": None,
+                "ignoredWords": [part.label for part in parsed.ignored],
+            }
+            if not rows:
+                if mode == RELEVANCE:
+                    text = (
+                        f"No memory matched any of these words ({words}); try other or fewer words."
+                    )
+                else:
+                    some = store.search_memories(
+                        query, tags, scope, 1, RELEVANCE, per_memory=True, count=True
+                    ).total
+                    result["someWords"] = some or 0
+                    text = (
+                        f"No memory holds every one of these words ({words}); "
+                        f"{some or 0} memor{'y' if some == 1 else 'ies'} match some of them "
+                        "(search without all_words to see them ranked)."
+                    )
+                return answer(text, result)
+            shown: list[dict[str, Any]] = []
+            blocks: list[str] = []
+            spent = 0
+            for number, row in enumerate(rows, start=offset + 1):
+                block = _block(number, row)
+                cost = len(block) + len(json.dumps(row, ensure_ascii=False))
+                if shown and spent + cost > ANSWER_BUDGET_CHARS:
+                    break  # the rest on the next page
+                shown.append(row)
+                blocks.append(block)
+                spent += cost
+            end = offset + len(shown)
+            more = max(0, total - end)
+            result.update(
+                memories=shown, more=more, next_cursor=str(end) if more else None, total=total
+            )
+            head = (
+                f"{len(shown)} of {total} matching memor{'y' if total == 1 else 'ies'}, "
+                f"best first ({'every word' if mode == ALL_WORDS else 'relevance'}: {words})"
+            )
+            if result["ignoredWords"]:
+                head += f"; not required: {', '.join(result['ignoredWords'])}"
+            tail = (
+                f'{more} more: call search_memories again with cursor="{end}".'
+                if more
+                else "No more memories match."
+            )
+            return answer("\n".join([head + ":", *blocks, tail]), result)
 
         return ctx.stores.run(act)
 
     return search_memories
+
+
+def _offset(cursor: str | None) -> int:
+    """Where a page starts: the `next_cursor` of the page before."""
+    if cursor is None:
+        return 0
+    if not cursor.isdigit():
+        raise InvalidArguments(f"cursor {cursor!r} is not one a search answered (next_cursor).")
+    return int(cursor)
+
+
+def _block(number: int, row: dict[str, Any]) -> str:
+    """One memory of the answer's text: name, title, why, best lines."""
+    why = f"score {row['score']}; matched: {', '.join(row['matched']) or 'its name'}"
+    if row["supersededBy"]:
+        why += f"; SUPERSEDED by {', '.join(row['supersededBy'])}: read that instead"
+    lines = [f"{number}. {row['name']} — {row['title']} ({why})"]
+    lines += [f"   {line['line']}: {line['text']}" for line in row["lines"]]
+    return "\n".join(lines)
