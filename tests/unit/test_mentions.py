@@ -213,7 +213,9 @@ def test_unsaved_texts_win_over_the_disk(store: Store) -> None:
     assert memories_about(indexed, "src/shop/cart.py")["memories"] == []
 
 
-@pytest.mark.parametrize("target", ["", "  ", "../outside.py", "/elsewhere/x.py", "`__`", "."])
+@pytest.mark.parametrize(
+    "target", ["", "  ", "../outside.py", "/elsewhere/x.py", "`__`", ".", "\ud800x.py"]
+)
 def test_targets_that_name_nothing_are_refused(store: Store, target: str) -> None:
     with pytest.raises(InvalidArguments):
         memories_about(store, target)

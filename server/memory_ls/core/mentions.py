@@ -277,6 +277,12 @@ def memories_about(
     """
     if not isinstance(target, str):
         raise InvalidArguments("target must be a string: a path or a symbol.")
+    try:
+        target.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate, which JSON allows
+        raise InvalidArguments(
+            f"target is not valid Unicode text (a lone surrogate at position {exc.start})."
+        ) from exc
     if limit is None:
         limit = DEFAULT_LIMIT
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
