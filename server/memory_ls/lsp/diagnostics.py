@@ -72,6 +72,10 @@ def is_markdown(uri: str, language_id: str | None) -> bool:
     return uri.lower().endswith((".md", ".markdown"))
 
 
+# Characters of an open note whose near-duplicates are looked for again on every edit.
+NEAR_EDIT_LIMIT = 64 * 1024
+
+
 class Publisher:
     """Computes and publishes the diagnostics of open documents, at most one run per document."""
 
@@ -84,6 +88,10 @@ class Publisher:
         self._scans: dict[str, LineScans] = {}
         # The supersede relations on disk the open documents were last checked against.
         self._relations: frozenset[tuple[str, Relations]] | None = None
+        # Each open document's near-duplicates, with the index generation they were found
+        # in: a long note's are found again only when the index changes (its save).
+        self._near: dict[str, tuple[int, list[Diagnostic]]] = {}
+        self._near_generation = 0
 
     def edited(self, uri: str) -> None:
         """A document changed: check it now after a pause, else after the typing stops."""
@@ -114,6 +122,7 @@ class Publisher:
     def search_changed(self, paths: set[str] | None) -> None:
         """The full-text index took in changed files: open memories may have new
         near-duplicates (or lost some)."""
+        self._near_generation += 1
         if self.ls.config.severities.get("near-duplicate") != "off" and any(
             self.ls.index.memory_for(to_fs_path(d.uri) or "") is not None
             for d in list(self.ls.workspace.text_documents.values())
@@ -147,6 +156,7 @@ class Publisher:
         """Forget a closed document and clear what it showed."""
         self._last_edit.pop(uri, None)
         self._scans.pop(uri, None)
+        self._near.pop(uri, None)
         timer = self._timers.pop(uri, None)
         if timer is not None:
             timer.cancel()
@@ -203,12 +213,19 @@ class Publisher:
             supersedes=index.supersede_graph() if memory is not None else None,
         )
         if memory is not None and memory.valid and encoding is None:
-            found.extend(
-                near_duplicate_diagnostics(
-                    ls.store, path, memory.qualified, text, scan_fallback=False
-                )
-            )
+            found.extend(self._near_duplicates(uri, path, memory.qualified, text))
         return apply_severities(found, ls.config.severities)
+
+    def _near_duplicates(self, uri: str, path: str, name: str, text: str) -> list[Diagnostic]:
+        """An open memory's near-duplicates: found again on every edit of a short note; a
+        long one's (1 MB: 90 ms of shingling) only when the index has changed since."""
+        generation = self._near_generation
+        known = self._near.get(uri)
+        if known is not None and known[0] == generation and len(text) > NEAR_EDIT_LIMIT:
+            return known[1]
+        found = near_duplicate_diagnostics(self.ls.store, path, name, text, scan_fallback=False)
+        self._near[uri] = (generation, found)
+        return found
 
 
 def to_lsp(
