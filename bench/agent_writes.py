@@ -16,13 +16,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
-import platform
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -32,6 +28,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 sys.path.insert(0, str(Path(__file__).parent))
 from run import TARGET, calibrate, generate  # bench/run.py's store
+from sizes import column_table, run_sizes
 
 
 def content(round_: int) -> str:
@@ -121,12 +118,7 @@ COLUMNS = [
 
 def table(rows: list[dict[str, Any]]) -> str:
     """The figures as a Markdown table."""
-    head = "| " + " | ".join(title for title, _, _ in COLUMNS) + " |"
-    rule = "|" + " --- |" * len(COLUMNS)
-    body = [
-        "| " + " | ".join(form.format(row[key]) for _, key, form in COLUMNS) + " |" for row in rows
-    ]
-    return "\n".join([head, rule, *body])
+    return column_table(rows, COLUMNS)
 
 
 def main() -> None:
@@ -136,21 +128,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=10, help="timed rounds of each call")
     parser.add_argument("--output", default=str(Path(__file__).parent / "results"))
     args = parser.parse_args()
-    rows = []
-    for size in (int(s) for s in args.sizes.split(",")):
-        workdir = Path(tempfile.mkdtemp(prefix=f"memory-ls-writes-{size}-"))
-        try:
-            print(f"measuring {size:,} memories ...", file=sys.stderr, flush=True)
-            rows.append(measure(size, workdir, args.rounds))
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
-    print(table(rows))
-    out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
-    machine = {"platform": platform.platform(), "cpus": os.cpu_count(), "python": sys.version}
-    path = out / f"agent-writes-{time.strftime('%Y%m%dT%H%M%S')}.json"
-    path.write_text(json.dumps({"machine": machine, "results": rows}, indent=2))
-    print(f"\nwritten to {path}", file=sys.stderr)
+    run_sizes(
+        "agent-writes",
+        args.sizes,
+        lambda size, workdir: measure(size, workdir, args.rounds),
+        table,
+        args.output,
+    )
 
 
 if __name__ == "__main__":

@@ -23,11 +23,8 @@ import argparse
 import asyncio
 import json
 import os
-import platform
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -38,6 +35,7 @@ from mcp.types import CallToolResult, TextContent
 
 sys.path.insert(0, str(Path(__file__).parent))
 from run import calibrate, generate  # bench/run.py's store
+from sizes import run_sizes
 
 # Later pages walked per round (each a call with the previous answer's next_cursor).
 PAGES_PER_ROUND = 5
@@ -183,22 +181,14 @@ def main() -> None:
     parser.add_argument("--label", default="", help="a word for the JSON file's name")
     parser.add_argument("--output", default=str(Path(__file__).parent / "results"))
     args = parser.parse_args()
-    rows = []
-    for size in (int(s) for s in args.sizes.split(",")):
-        workdir = Path(tempfile.mkdtemp(prefix=f"memory-ls-listing-{size}-"))
-        try:
-            print(f"measuring {size:,} memories ...", file=sys.stderr, flush=True)
-            rows.append(measure(size, workdir, args.rounds))
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
-    print(table(rows))
-    out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
-    machine = {"platform": platform.platform(), "cpus": os.cpu_count(), "python": sys.version}
-    label = f"-{args.label}" if args.label else ""
-    path = out / f"listing{label}-{time.strftime('%Y%m%dT%H%M%S')}.json"
-    path.write_text(json.dumps({"machine": machine, "results": rows}, indent=2))
-    print(f"\nwritten to {path}", file=sys.stderr)
+    run_sizes(
+        "listing",
+        args.sizes,
+        lambda size, workdir: measure(size, workdir, args.rounds),
+        table,
+        args.output,
+        label=args.label,
+    )
 
 
 if __name__ == "__main__":

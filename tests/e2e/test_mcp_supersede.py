@@ -3,30 +3,9 @@ memories one link away (`related`), through the official MCP client over stdio."
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
 from mcp.types import TextContent
 from test_mcp import Workspace, call, mcp_server, ok
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Workspace:
-    """test_mcp's workspace: its shared folders, a global folder and HOME in tmp_path."""
-    shared = tmp_path / "shared"
-    space = Workspace(
-        tmp=tmp_path,
-        root=tmp_path / "repo",
-        primary=tmp_path / "repo" / ".serena" / "memories",
-        feature=shared / "feature",
-        spec=shared / "spec",
-        vendor=shared / "vendor",
-        plan=shared / "plan",
-        global_folder=tmp_path / "home" / "global-memories",
-    )
-    for folder in (space.root, space.feature, space.spec, space.vendor, tmp_path / "home"):
-        folder.mkdir(parents=True)
-    return space
+from test_mcp import ws as ws  # the fixture: its shared folders, global folder and HOME
 
 
 def _blocks(answer: object) -> list[str]:

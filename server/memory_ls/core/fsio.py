@@ -170,7 +170,11 @@ def read_utf8(path: str) -> str | None:
 
     Writing back a lossy decoding would destroy the bytes we could not read.
     """
-    data = read_bytes(path)
+    return utf8_or_none(read_bytes(path))
+
+
+def utf8_or_none(data: bytes) -> str | None:
+    """The text of UTF-8 bytes; None when they are not (or hold NULs: binary)."""
     if b"\x00" in data[:8192]:
         return None
     try:

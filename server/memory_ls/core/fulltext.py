@@ -427,6 +427,15 @@ class SearchIndex:
             self._complete = True
         return True
 
+    def _current(self) -> bool:
+        """Bring the index in line before a question (lock held): a live one by its owner's
+        events, else by a walk; False when it cannot answer now."""
+        if self.live:
+            if self._failed:
+                self.apply(())
+            return self._complete and not self._failed
+        return self.sync()
+
     def _built(self) -> bool:
         """Whether the index holds any file (some process indexed this store before)."""
         try:
@@ -756,12 +765,7 @@ class SearchIndex:
         if self.live and not self._complete:
             return None
         with self._lock:
-            if self.live:
-                if self._failed:
-                    self.apply(())
-                if not self._complete or self._failed:
-                    return None
-            elif not self.sync():
+            if not self._current():
                 return None
             try:
                 found = (
@@ -799,12 +803,7 @@ class SearchIndex:
         if self.live and not self._complete:
             return None  # the first indexing runs: no waiting for it
         with self._lock:
-            if self.live:
-                if self._failed:
-                    self.apply(())
-                if not self._complete or self._failed:
-                    return None
-            elif not self.sync():
+            if not self._current():
                 return None
             try:
                 for _attempt in range(STALE_RETRIES):

@@ -17,10 +17,10 @@ from typing import Any
 
 from memory_ls.core.document import parse_document
 from memory_ls.core.errors import MemoryStoreError
-from memory_ls.core.fsio import read_bytes
+from memory_ls.core.fsio import read_bytes, utf8_or_none
 from memory_ls.core.names import split_qualified
 from memory_ls.core.references import find_references
-from memory_ls.core.store import LISTING_READ_LIMIT, MemoryFile, Store, _utf8_or_none
+from memory_ls.core.store import LISTING_READ_LIMIT, MemoryFile, Store
 from memory_ls.core.supersede import (
     KEY_WORD,
     SUPERSEDES_KEY,
@@ -53,7 +53,7 @@ def _read_text(store: Store, path: str) -> str | None:
     try:
         if os.path.getsize(path) > LISTING_READ_LIMIT * store.config.max_memory_bytes:
             return None
-        return _utf8_or_none(read_bytes(path))
+        return utf8_or_none(read_bytes(path))
     except OSError:
         return None
 

@@ -48,6 +48,7 @@ from memory_ls.core.fsio import (
     read_text,
     remove_file,
     remove_leftovers,
+    utf8_or_none,
 )
 from memory_ls.core.fulltext import SearchIndex
 from memory_ls.core.gate import check_content, check_version, decode_for_read, version_of
@@ -650,7 +651,7 @@ class Store:
 
     def _load_for_write(self, memory: MemoryFile, data: bytes) -> tuple[str, Document]:
         """Parse a memory about to be rewritten; refuse files that are not UTF-8."""
-        text = _utf8_or_none(data)
+        text = utf8_or_none(data)
         if text is None:
             raise ReadOnly(
                 f"Memory {memory.name!r} is not UTF-8 text; it is left untouched so no byte is "
@@ -893,14 +894,14 @@ class Store:
             # Read first without the folder's lock (writes replace files whole): taking it
             # for each of 10,000 files that do not name the memory cost most of a move.
             try:
-                text = _utf8_or_none(read_bytes(memory.path))
+                text = utf8_or_none(read_bytes(memory.path))
             except OSError:
                 continue
             if text is None or plan.source.name not in text:
                 continue
             with folder_lock(memory.folder.real):
                 try:
-                    text = _utf8_or_none(read_bytes(memory.path))
+                    text = utf8_or_none(read_bytes(memory.path))
                 except OSError:
                     continue
                 if text is None or ("[[" not in text and "mem:" not in text):
@@ -1279,16 +1280,6 @@ def _versions(before: bytes | None, after: bytes) -> dict[str, Any]:
         "bytesBefore": len(before) if before is not None else None,
         "bytesAfter": len(after),
     }
-
-
-def _utf8_or_none(data: bytes) -> str | None:
-    """The text of UTF-8 bytes, None when they are not (a lossy decoding is never written)."""
-    if b"\x00" in data[:8192]:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
 
 
 def _as_serena_reads(doc: Document) -> str:
