@@ -665,6 +665,10 @@ def test_a_superseded_memory_ranks_right_after_the_one_that_replaces_it(ws: Work
         strict = searching.search("pool size", mode="all_words")["results"]
         assert _order(strict) == ["new_pool", "old_pool"]
         assert strict[-1]["supersededBy"] == ["new_pool"]
+        # The replacement comes first even when it words things otherwise (a paraphrase
+        # found only the old wording): it is what holds now about what the query found.
+        order = _order(searching.search("idle minutes")["results"])
+        assert order[:2] == ["auth/session_ttl", "decision_ttl_2023"]
 
 
 def test_light_stemming_takes_off_inflections_only() -> None:

@@ -1048,7 +1048,9 @@ class _Search:
         return found is not None
 
     def _fetch(self, qualified: str) -> Hit | None:
-        """The hit of the memory so named, if it matches the query at all."""
+        """The hit of the memory so named (one that supersedes a memory the query found):
+        what holds now about what the query found, whether or not it has the query's
+        words (a paraphrase finds the old wording and not the new)."""
         if qualified.startswith(GLOBAL_PREFIX):
             found = self.db.execute(
                 "SELECT id FROM files WHERE name = ? AND folder = ?",
@@ -1065,7 +1067,7 @@ class _Search:
             "SELECT bm25(fts, ?, ?, 1.0) FROM fts WHERE fts MATCH ? AND rowid = ?",
             (NAME_WEIGHT, NAME_WEIGHT, self.tiers[-1][1], found[0]),
         ).fetchone()
-        return None if matched is None else self._hit(found[0], score_of(0, -matched[0]))
+        return self._hit(found[0], 0.0 if matched is None else score_of(0, -matched[0]))
 
     def _count(self) -> int:
         """How many memories match in all (scope and tags applied; a project memory that

@@ -427,9 +427,9 @@ def enough(hits: Sequence[Hit], limit: int, per_memory: bool) -> bool:
 def order_by_supersession(hits: list[Hit], fetch: Callable[[str], Hit | None]) -> list[Hit]:
     """Hits with each superseded memory right after the newer one that replaces it.
 
-    The newer memory takes the place (and score) of the first old one the query found,
-    when it matches the query too (`fetch` finds it when it is not among the hits yet):
-    the query was about what both are about, and the newer one is what holds now.
+    The newer memory takes the place (and score) of the first old one the query found
+    (`fetch` finds it when it is not among the hits yet, whether or not it has the query's
+    words): the query was about what both are about, and the newer one is what holds now.
     """
     ordered = list(hits)
     tried: set[str] = {hit.name for hit in ordered}
@@ -558,9 +558,11 @@ def scan_search(
     """Search memories by reading each, best first."""
     ranker = ScanRanker(query)
     successors: dict[str, list[str]] = {}
+    every: dict[str, Searchable] = {}
     for memory in memories:
         for older in memory.supersedes:
             successors.setdefault(older, []).append(memory.name)
+        every.setdefault(memory.name, memory)
         ranker.add(memory.name, memory.body, memory)
     ranked = ranker.ranked()
     by_name = {memory.name: (score, memory) for score, memory in ranked}
@@ -573,7 +575,10 @@ def scan_search(
         )
 
     def fetch(name: str) -> Hit | None:
+        # A successor, whether or not it has the query's words (as the index's search does).
         found = by_name.get(name)
+        if found is None and name in every:
+            found = (0.0, every[name])
         return None if found is None else hit_of(*found)
 
     hits: list[Hit] = []
