@@ -14,7 +14,6 @@ Prints medians in ms and writes JSON to bench/results/.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import statistics
@@ -27,8 +26,9 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 sys.path.insert(0, str(Path(__file__).parent))
-from run import TARGET, calibrate, generate  # bench/run.py's store
-from sizes import column_table, run_sizes
+import sizes
+from run import TARGET, generate  # bench/run.py's store
+from sizes import column_table
 
 
 def content(round_: int) -> str:
@@ -95,14 +95,7 @@ def measure(size: int, workdir: Path, rounds: int) -> dict[str, Any]:
     """Every figure for one store size."""
     store = generate(workdir, size)
     env = {**os.environ, "XDG_CACHE_HOME": str(workdir / "cache")}
-    figures: dict[str, Any] = {
-        "memories": size,
-        "load_before": os.getloadavg()[0],
-        "cpu_calibration_ms": calibrate(),
-    }
-    figures.update(asyncio.run(measure_mcp(store, env, rounds)))
-    figures["load_after"] = os.getloadavg()[0]
-    return figures
+    return sizes.around(size, lambda: asyncio.run(measure_mcp(store, env, rounds)))
 
 
 COLUMNS = [
@@ -123,17 +116,13 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 def main() -> None:
     """Run the benchmark for each size, print the table, write JSON."""
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--sizes", default="1000,10000")
-    parser.add_argument("--rounds", type=int, default=10, help="timed rounds of each call")
-    parser.add_argument("--output", default=str(Path(__file__).parent / "results"))
-    args = parser.parse_args()
-    run_sizes(
+    sizes.main(
         "agent-writes",
-        args.sizes,
-        lambda size, workdir: measure(size, workdir, args.rounds),
+        __doc__,
+        measure,
         table,
-        args.output,
+        rounds=10,
+        rounds_help="timed rounds of each call",
     )
 
 

@@ -19,7 +19,6 @@ server without paging is measured on the calls it has.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
@@ -34,8 +33,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent
 
 sys.path.insert(0, str(Path(__file__).parent))
-from run import calibrate, generate  # bench/run.py's store
-from sizes import run_sizes
+import sizes
+from run import generate  # bench/run.py's store
 
 # Later pages walked per round (each a call with the previous answer's next_cursor).
 PAGES_PER_ROUND = 5
@@ -145,14 +144,7 @@ def measure(size: int, workdir: Path, rounds: int) -> dict[str, Any]:
     for directory, _, _ in os.walk(workdir):
         os.utime(directory, ns=(settled_ns, settled_ns))
     env = {**os.environ, "XDG_CACHE_HOME": str(workdir / "cache")}
-    figures: dict[str, Any] = {
-        "memories": size,
-        "load_before": os.getloadavg()[0],
-        "cpu_calibration_ms": calibrate(),
-    }
-    figures.update(asyncio.run(measure_mcp(store, env, rounds)))
-    figures["load_after"] = os.getloadavg()[0]
-    return figures
+    return sizes.around(size, lambda: asyncio.run(measure_mcp(store, env, rounds)))
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -175,19 +167,14 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 def main() -> None:
     """Run the benchmark for each size, print the table, write JSON."""
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--sizes", default="1000,10000")
-    parser.add_argument("--rounds", type=int, default=15, help="calls timed per kind of call")
-    parser.add_argument("--label", default="", help="a word for the JSON file's name")
-    parser.add_argument("--output", default=str(Path(__file__).parent / "results"))
-    args = parser.parse_args()
-    run_sizes(
+    sizes.main(
         "listing",
-        args.sizes,
-        lambda size, workdir: measure(size, workdir, args.rounds),
+        __doc__,
+        measure,
         table,
-        args.output,
-        label=args.label,
+        rounds=15,
+        rounds_help="calls timed per kind of call",
+        label=True,
     )
 
 

@@ -55,3 +55,47 @@ def run_sizes(
     path.write_text(json.dumps({"machine": machine, "results": rows}, indent=2))
     print(f"\nwritten to {path}", file=sys.stderr)
     return rows
+
+
+def around(size: int, measure: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """One size's figures with the machine's state around them (load, a fixed loop's time)."""
+    from run import calibrate  # bench/run.py: the same yardstick in every table
+
+    figures: dict[str, Any] = {
+        "memories": size,
+        "load_before": os.getloadavg()[0],
+        "cpu_calibration_ms": calibrate(),
+    }
+    figures.update(measure())
+    figures["load_after"] = os.getloadavg()[0]
+    return figures
+
+
+def main(
+    name: str,
+    doc: str | None,
+    measure: Callable[[int, Path, int], dict[str, Any]],
+    table: Callable[[list[dict[str, Any]]], str],
+    *,
+    rounds: int,
+    rounds_help: str,
+    label: bool = False,
+) -> None:
+    """The command line every per-size benchmark takes: --sizes, --rounds, --output."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
+    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--rounds", type=int, default=rounds, help=rounds_help)
+    if label:
+        parser.add_argument("--label", default="", help="a word for the JSON file's name")
+    parser.add_argument("--output", default=str(RESULTS))
+    args = parser.parse_args()
+    run_sizes(
+        name,
+        args.sizes,
+        lambda size, workdir: measure(size, workdir, args.rounds),
+        table,
+        args.output,
+        label=getattr(args, "label", ""),
+    )
