@@ -5,6 +5,7 @@ is corrupt, locked or cannot be written."""
 from __future__ import annotations
 
 import os
+import signal
 import sqlite3
 import time
 from collections.abc import Callable
@@ -695,3 +696,33 @@ def test_light_stemming_takes_off_inflections_only() -> None:
     # A word begins with its stem but for the stem's last letter (how the index finds them).
     for word in ("happy", "ponies", "hoping", "troubled", "sized", "agreed", "naïvely"):
         assert word.startswith(stem(word)[:-1]), word
+
+
+def test_the_stat_helper_states_half_of_each_list_and_goes_with_its_parent(
+    tmp_path: Path,
+) -> None:
+    paths = []
+    for number in range(50):
+        path = tmp_path / f"m{number}.md"
+        path.write_text("x" * number)
+        paths.append(str(path))
+    (tmp_path / "folder.md").mkdir()
+    paths += [str(tmp_path / "folder.md"), str(tmp_path / "missing.md")]
+    serial = fulltext._stat_each(paths)
+    helper = fulltext.StatHelper()
+    try:
+        assert helper.stat_files(paths) == serial
+        assert helper.stat_files(paths[:3]) == fulltext._stat_each(paths[:3])
+        assert helper.working
+        # A helper that died costs time, never results.
+        os.kill(helper.pid, signal.SIGKILL)
+        os.waitpid(helper.pid, 0)
+        assert helper.stat_files(paths) == serial
+        assert not helper.working
+    finally:
+        helper.close()
+    # A live helper leaves when its parent's end of the pipe closes (the parent exits).
+    second = fulltext.StatHelper()
+    second._requests.close()
+    assert os.waitpid(second.pid, 0)[1] == 0
+    second.close()

@@ -26,6 +26,7 @@ import marshal
 import os
 import re
 import stat
+import struct
 import sys
 import threading
 import zlib
@@ -1108,6 +1109,106 @@ def _tag_text(tags: Iterable[str]) -> str:
     return "\n" + "".join(tag.replace("\n", " ") + "\n" for tag in tags)
 
 
+class StatHelper:
+    """A process forked once, while this one ran no other thread, that states the second
+    half of each long list of paths: a server running threads may not fork per walk (the
+    MCP server compares every memory file with the index before it trusts it)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        requests_in, requests_out = os.pipe()
+        answers_in, answers_out = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the helper: lists in, stamps out, until this process is gone
+            status = 0
+            try:
+                os.close(requests_out)
+                os.close(answers_in)
+                _serve_stats(requests_in, answers_out)
+            except BaseException:
+                status = 1
+            finally:
+                os._exit(status)
+        os.close(requests_in)
+        os.close(answers_out)
+        self.pid = pid
+        self._requests = os.fdopen(requests_out, "wb")
+        self._answers = os.fdopen(answers_in, "rb")
+        self.working = True
+
+    def close(self) -> None:
+        """Let the helper go (it leaves when its requests' pipe closes)."""
+        self.working = False
+        for pipe in (self._requests, self._answers):
+            with contextlib.suppress(OSError):
+                pipe.close()
+        with contextlib.suppress(OSError):
+            os.waitpid(self.pid, os.WNOHANG)
+
+    def stat_files(self, paths: Sequence[str]) -> tuple[array.array[int], array.array[int]]:
+        """`stat_files` with the second half stated by the helper meanwhile."""
+        half = len(paths) // 2
+        with self._lock:
+            second = None
+            if self.working:
+                try:
+                    _send(self._requests, marshal.dumps(list(paths[half:])))
+                    first = _stat_each(paths[:half])
+                    second = _stamp_arrays(
+                        marshal.loads(_receive(self._answers)), len(paths) - half
+                    )
+                except (OSError, EOFError, ValueError, TypeError):
+                    self.close()  # gone or confused: every walk states alone now
+            if second is None:
+                return _stat_each(paths)
+        return first[0] + second[0], first[1] + second[1]
+
+
+def _send(pipe: Any, data: bytes) -> None:
+    pipe.write(struct.pack("<Q", len(data)) + data)
+    pipe.flush()
+
+
+def _receive(pipe: Any) -> bytes:
+    head = pipe.read(8)
+    if len(head) < 8:
+        raise EOFError("the stat helper is gone")
+    (size,) = struct.unpack("<Q", head)
+    data: bytes = pipe.read(size)
+    if len(data) < size:
+        raise EOFError("the stat helper is gone")
+    return data
+
+
+def _serve_stats(requests: int, answers: int) -> None:
+    """The helper's loop (in the child): until the requests' pipe closes."""
+    with os.fdopen(requests, "rb") as incoming, os.fdopen(answers, "wb") as outgoing:
+        while True:
+            try:
+                paths = marshal.loads(_receive(incoming))
+            except EOFError:
+                return
+            mtimes, sizes = _stat_each(paths)
+            _send(outgoing, marshal.dumps((mtimes.tobytes(), sizes.tobytes())))
+
+
+# The stat helper of this process, when it started one (`start_stat_helper`).
+_HELPER: StatHelper | None = None
+# Paths from which a walk shares its stats with the helper (below, the pipe costs more).
+HELPER_STAT_FILES = 2_000
+
+
+def start_stat_helper() -> bool:
+    """Fork the stat helper now, if this process may (call it before any thread starts)."""
+    global _HELPER
+    if _HELPER is None and _may_fork():
+        try:
+            _HELPER = StatHelper()
+        except OSError:
+            return False
+    return _HELPER is not None
+
+
 def stat_files(paths: Sequence[str]) -> tuple[array.array[int], array.array[int]]:
     """The mtime and size of each path that is a regular file (links followed, as a read
     follows them), else 0 and a negative size (FOLDER_SIZE for a folder); many paths in
@@ -1117,6 +1218,9 @@ def stat_files(paths: Sequence[str]) -> tuple[array.array[int], array.array[int]
     the GIL around a call that short); a forked child stats the second half meanwhile.
     Only where forking is safe: Linux, this process running no other thread.
     """
+    helper = _HELPER
+    if helper is not None and helper.working and len(paths) >= HELPER_STAT_FILES:
+        return helper.stat_files(paths)
     if len(paths) < PARALLEL_STAT_FILES or not _may_fork():
         return _stat_each(paths)
     half = len(paths) // 2

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from memory_ls import __version__
 from memory_ls.config import ConfigError, Layer, merge_layers
 from memory_ls.core.errors import InvalidArguments
+from memory_ls.core.fulltext import start_stat_helper
 from memory_ls.mcp.answers import explain_validation, refusal
 from memory_ls.mcp.stores import StoreFactory
 from memory_ls.mcp.wording import (
@@ -45,6 +46,8 @@ _TOOL_PREFIX = re.compile(r"[A-Za-z0-9_.-]{0,64}")
 def run_mcp(layer: Layer, root: str, tool_prefix: str = "") -> None:
     """Serve the MCP tools over stdio on the store configured by the CLI flags in `layer`."""
     server = build_server(layer, root, tool_prefix)
+    # Before the server's threads: every call compares each memory file with the index.
+    start_stat_helper()
     server.run("stdio")
 
 
