@@ -277,7 +277,7 @@ export function registerCommands(context: vscode.ExtensionContext, servers: Memo
     await open(memory.path);
     if (memory.readOnly) {
       void vscode.window.showWarningMessage(
-        `Memory ${memory.name} is read-only (its folder is configured read-only, or its file name is not a valid memory name).`,
+        `Memory ${memory.name} is read-only (its folder is configured read-only, or Serena's read_only_memory_patterns match it).`,
       );
     }
   });

@@ -64,6 +64,8 @@ export interface MemoryInfo {
   tags: string[];
   updatedAt: string | null;
   readOnly: boolean;
+  /** False for a file name memory-ls would not create (Serena may have): it can be renamed. */
+  validName: boolean;
   shadows: string[];
 }
 export interface ListResult {

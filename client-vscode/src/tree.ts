@@ -120,7 +120,8 @@ export class MemoriesTree implements vscode.TreeDataProvider<MemoryNode>, vscode
     item.resourceUri = vscode.Uri.file(memory.path);
     item.iconPath = new vscode.ThemeIcon(memory.readOnly ? "lock" : "note");
     item.description = memory.tags.map((tag) => `#${tag}`).join(" ");
-    item.contextValue = memory.readOnly ? "memory.readonly" : "memory";
+    // A name memory-ls would not create is otherwise an ordinary memory, offered a rename.
+    item.contextValue = memory.readOnly ? "memory.readonly" : memory.validName ? "memory" : "memory.invalidname";
     const tooltip = new vscode.MarkdownString();
     tooltip.appendMarkdown(`**${memory.name}**\n\n`);
     tooltip.appendText(displayPath(memory.path, places(node.served.folder)));

@@ -39,6 +39,7 @@ LIST_ITEM_KEYS = {
     "tags",
     "updatedAt",
     "readOnly",
+    "validName",
     "shadows",
     "title",
 }

@@ -206,6 +206,7 @@ def test_json_results_have_the_server_shapes(example: Path) -> None:
         "tags",
         "updatedAt",
         "readOnly",
+        "validName",
         "shadows",
         "title",
     }

@@ -122,6 +122,7 @@ def test_list_filters(store: Store) -> None:
         "tags",
         "updatedAt",
         "readOnly",
+        "validName",
         "shadows",
         "title",
     }

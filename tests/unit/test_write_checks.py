@@ -152,3 +152,13 @@ def test_an_edit_of_a_misrouted_memory_that_shadows_another_is_told_both(tmp_pat
     assert hidden.path.endswith("feature/FEATURE_x.md")
     change = Change("edit", hidden, None, b"# In feature\n")
     assert ("shadowed", True) in [(f.code, f.new) for f in change_findings(store, change)]
+
+
+def test_listings_say_which_names_memory_ls_would_not_create(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    store.save("notes", "# Notes\n")
+    (tmp_path / ".serena" / "memories" / "what?.md").write_text("# Serena wrote it\n")
+    listed = {m["name"]: m for m in store.list_memories()["memories"]}
+    # Written by Serena under a name memory-ls refuses to create: writable, but renamable.
+    assert (listed["what?"]["validName"], listed["what?"]["readOnly"]) == (False, False)
+    assert (listed["notes"]["validName"], listed["notes"]["readOnly"]) == (True, False)

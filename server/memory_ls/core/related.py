@@ -18,6 +18,7 @@ from typing import Any
 from memory_ls.core.document import parse_document
 from memory_ls.core.errors import MemoryStoreError
 from memory_ls.core.fsio import read_bytes, utf8_or_none
+from memory_ls.core.listing import title_of as listing_title
 from memory_ls.core.names import split_qualified
 from memory_ls.core.references import find_references
 from memory_ls.core.store import LISTING_READ_LIMIT, MemoryFile, Store
@@ -26,7 +27,6 @@ from memory_ls.core.supersede import (
     SUPERSEDES_KEY,
     Successor,
     SupersedeGraph,
-    declaration,
     declaration_of_text,
 )
 
@@ -95,11 +95,7 @@ def successors(store: Store, memory: MemoryFile, text: str) -> list[Successor]:
     """The existing memories that supersede `memory` (its text: `text`), as its own
     frontmatter (`superseded_by`) or theirs (`supersedes`) says."""
     name = memory.qualified
-    own = None
-    if KEY_WORD in text:
-        doc = parse_document(text)
-        if doc.raw_frontmatter is not None and KEY_WORD in doc.raw_frontmatter:
-            own = declaration(name, doc.metadata, doc.raw_frontmatter)
+    own = declaration_of_text(name, text)
     declared = [] if own is None else [own]
     for path in _candidates(store, [SUPERSEDES_KEY + name], memory, hint=True):
         other = _read_text(store, path)
@@ -125,22 +121,8 @@ def supersede_note(name: str, found: Sequence[Successor]) -> str:
 
 
 def title_of(text: str) -> str:
-    """A memory's title: the first heading near the top of its body, else its first line."""
-    body = parse_document(text).body
-    first = ""
-    for count, line in enumerate(body.split("\n")):
-        stripped = line.strip()
-        if not stripped:
-            continue
-        if stripped.startswith("#"):
-            heading = stripped.lstrip("#")
-            if not heading or heading.startswith(" "):
-                return _cut(heading.strip(), TITLE_MAX_CHARS)
-        if not first:
-            first = stripped
-        if count >= TITLE_LINES:
-            break
-    return _cut(first, TITLE_MAX_CHARS)
+    """A memory file's title, as a listing gives it."""
+    return listing_title(parse_document(text).body) or ""
 
 
 def _cut(text: str, limit: int) -> str:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memory_ls.core.errors import InvalidArguments
+from memory_ls.core.listing import title_of as listing_title
 from memory_ls.core.stemming import STOP_WORDS, stem
 
 RELEVANCE = "relevance"
@@ -256,11 +257,8 @@ def first_heading(body: str) -> str | None:
 
 
 def title_of(body: str) -> str:
-    """A memory's title: its first heading, else its first line that has text."""
-    heading = first_heading(body)
-    if heading is None:
-        heading = next((line.strip() for line in body.split("\n") if line.strip()), "")
-    return snippet(heading, 0)
+    """A memory's title as a listing gives it (its first heading, else its first line)."""
+    return listing_title(body) or ""
 
 
 def title_text(qualified: str, body: str) -> str:

@@ -1358,6 +1358,8 @@ def _listed(item: Resolved, doc: Document | None) -> dict[str, Any]:
         "tags": doc.tags if doc else [],
         "updatedAt": iso(doc.metadata.get("updated_at")) if doc else None,
         "readOnly": memory.read_only,
+        # A name memory-ls would not create (Serena may have): the editor offers a rename.
+        "validName": memory.valid,
         "shadows": [m.path for m in item.shadows],
         "title": title_of(doc.body) if doc else None,
     }

@@ -116,6 +116,7 @@ class ListedMemory(TypedDict):
     tags: list[str]
     updatedAt: str | None
     readOnly: bool
+    validName: bool  # False: a name memory-ls would not create (Serena may have)
     shadows: list[str]
     title: str | None
 
