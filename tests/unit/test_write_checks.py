@@ -162,3 +162,12 @@ def test_listings_say_which_names_memory_ls_would_not_create(tmp_path: Path) -> 
     # Written by Serena under a name memory-ls refuses to create: writable, but renamable.
     assert (listed["what?"]["validName"], listed["what?"]["readOnly"]) == (False, False)
     assert (listed["notes"]["validName"], listed["notes"]["readOnly"]) == (True, False)
+
+
+def test_a_rename_is_judged_on_the_file_as_its_references_were_rewritten(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    store.save("draft", "# Draft\nSee [[draft]] above.\n")
+    store.move("draft", "plan")
+    # Its own link followed it: no broken link is reported for the name it left.
+    assert [f.code for f in change_findings(store, store.changes[-1])] == []
+    assert (tmp_path / ".serena" / "memories" / "plan.md").read_text().endswith("[[plan]] above.\n")

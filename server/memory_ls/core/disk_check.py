@@ -90,7 +90,8 @@ class DiskDiagnostics(Generic[Report]):
     def check_all(self, cancelled: Callable[[], bool] = lambda: False) -> set[str] | None:
         """Check every indexed file; the paths whose report changed (None: cancelled)."""
         files = self.index.files()
-        known = self._duplicates.all() if self._duplicates is not None else None
+        wanted = self.index.config.severities.get("near-duplicate") != "off"
+        known = self._duplicates.all() if self._duplicates is not None and wanted else None
         with self._lock:
             self._near = known or {}
         changed = self._check(files, cancelled)

@@ -29,6 +29,7 @@ import stat
 import struct
 import sys
 import threading
+import unicodedata
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -81,6 +82,8 @@ SCHEMA_VERSION = 6
 # A hint (a read's "superseded by") builds a missing index for at most this many memories
 # (about a second here); a bigger store waits for a search, a rename or the editor to.
 HINT_BUILD_LIMIT = 2000
+# The rules of core/similarity.py's keys: change with them (an index of others is another).
+DUPLICATE_KEYS_VERSION = 1
 # Near-duplicate keys are kept as their low 31 bits (the key's kind is in its low 2 bits).
 DUPKEY_MASK = 0x7FFFFFFF
 # unicode61 splits on everything but letters and digits; remove_diacritics 2 folds
@@ -180,6 +183,10 @@ def fingerprint(config: StoreConfig) -> str:
             "folders": [[f.path, f.kind] for f in config.folders],
             "ignored": [p.pattern for p in config.patterns.ignored],
             "maxMemoryBytes": config.max_memory_bytes,
+            # Near-duplicate keys are dropped by computing them again: every process that
+            # shares the file must compute them alike (Unicode data, the key rules).
+            "unicode": unicodedata.unidata_version,
+            "duplicateKeys": DUPLICATE_KEYS_VERSION,
         },
         sort_keys=True,
     )
@@ -278,6 +285,7 @@ class SearchIndex:
         self._ranks = {folder.path: rank for rank, folder in enumerate(config.folders)}
         # Live mode: complete once `sync` has run; paths whose update failed, to retry.
         self._complete = False
+        self._big: bool | None = None  # more memories than a hint builds an index for
         self._failed: set[str] = set()
         self._broken = False
 
@@ -439,6 +447,21 @@ class SearchIndex:
                 self.apply(())
             return self._complete and not self._failed
         return self.sync()
+
+    def _too_big_for_hints(self) -> bool:
+        """Whether the store has more memory files than a hint builds an index for (counted
+        once a process: names only, stopping at the limit)."""
+        if self._big is None:
+            count = 0
+            for folder in self.config.folders:
+                for _directory, _dirs, files in os.walk(folder.path):
+                    count += sum(1 for name in files if name.endswith(".md"))
+                    if count > HINT_BUILD_LIMIT:
+                        break
+                if count > HINT_BUILD_LIMIT:
+                    break
+            self._big = count > HINT_BUILD_LIMIT
+        return self._big
 
     def _built(self) -> bool:
         """Whether the index holds any file (some process indexed this store before)."""
@@ -737,7 +760,7 @@ class SearchIndex:
             # last brought it in line: a read is not worth a walk of the store (0.3 s at
             # 100,000). A rename must see the disk as it is now.
             if fresh or not self._built():
-                if not fresh and len(self.walk().names) > HINT_BUILD_LIMIT:
+                if not fresh and self._too_big_for_hints():
                     return None  # nor does a hint wait for a big store to be indexed
                 if not self.sync():
                     return None
@@ -859,11 +882,11 @@ class SearchIndex:
                 db = self._connect()
                 ids: set[int] = set()
                 sketched: dict[int, int] = {}  # id -> sketch keys shared
-                for key in set(keys):
+                for key in {k & DUPKEY_MASK for k in keys}:
                     limit = bucket_limit(key)
                     rows = db.execute(
                         "SELECT id FROM dupkeys WHERE key = ? LIMIT ?",
-                        (key & DUPKEY_MASK, limit + 1),
+                        (key, limit + 1),
                     ).fetchall()
                     if len(rows) > limit:  # a template's phrase: it proposes nothing
                         continue
@@ -1116,7 +1139,12 @@ class StatHelper:
         self._lock = threading.Lock()
         requests_in, requests_out = os.pipe()
         answers_in, answers_out = os.pipe()
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:
+            for end in (requests_in, requests_out, answers_in, answers_out):
+                os.close(end)
+            raise
         if pid == 0:  # the helper: lists in, stamps out, until this process is gone
             status = 0
             try:
@@ -1141,7 +1169,7 @@ class StatHelper:
             with contextlib.suppress(OSError):
                 pipe.close()
         with contextlib.suppress(OSError):
-            os.waitpid(self.pid, os.WNOHANG)
+            os.waitpid(self.pid, 0)  # it leaves at once on the closed pipe: no zombie kept
 
     def stat_files(self, paths: Sequence[str]) -> tuple[array.array[int], array.array[int]]:
         """`stat_files` with the second half stated by the helper meanwhile."""
@@ -1156,7 +1184,12 @@ class StatHelper:
                         marshal.loads(_receive(self._answers)), len(paths) - half
                     )
                 except (OSError, EOFError, ValueError, TypeError):
-                    self.close()  # gone or confused: every walk states alone now
+                    pass
+                finally:
+                    if second is None:
+                        # Gone, confused or interrupted: an answer left in the pipe would
+                        # answer the next walk, so every walk states alone from now on.
+                        self.close()
             if second is None:
                 return _stat_each(paths)
         return first[0] + second[0], first[1] + second[1]

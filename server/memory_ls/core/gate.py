@@ -24,7 +24,6 @@ from memory_ls.core.secrets import find_secrets, with_article
 
 # 64 bits of SHA-256: enough to tell versions of one memory apart, short enough for a prompt.
 VERSION_HEX_DIGITS = 16
-SECRETS_POLICIES = ("refuse", "warn")
 # Magic numbers of files that end up named `.md` by mistake, to say what they are.
 _MAGIC = (
     (b"\x89PNG\r\n\x1a\n", "a PNG image"),

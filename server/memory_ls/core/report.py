@@ -74,6 +74,7 @@ class StoreNames:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._index: NameIndex | None = None
+        self._files: list[str] | None = None
 
     def has(self, name: str, is_global: bool) -> bool:
         """Whether a reference to `name` resolves (in its own scope, no fallback)."""
@@ -92,6 +93,12 @@ class StoreNames:
                 (index.global_ if memory.scope == "global" else index.project).add(memory.name)
             self._index = index
         return self._index
+
+    def files(self) -> list[str]:
+        """The workspace's files as git lists them, for the closest paths (listed once)."""
+        if self._files is None:
+            self._files = list_files(self.store.config.root) or []
+        return self._files
 
     def shadowed(self, memory: MemoryFile) -> dict[str, MemoryFile]:
         """{path: the memory that hides it} for this memory, if another file of its name wins."""
@@ -211,7 +218,7 @@ def _fix(store: Store, index: StoreNames, diagnostic: Diagnostic) -> str | None:
             bases,
             written.endswith("/"),
             RENAMES.renames(root),
-            list_files(root) or [],
+            index.files(),
             lambda relative: os.path.lexists(os.path.join(root, relative)),
         )
         if not suggestions:

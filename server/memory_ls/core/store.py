@@ -8,11 +8,12 @@ ScanCache only while no directory changed, core/listing.py).
 from __future__ import annotations
 
 import bisect
+import contextlib
 import operator
 import os
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memory_ls.core.backlinks import serena_key
@@ -560,7 +561,6 @@ class Store:
         restore: bool = False,
         expected_version: object = None,
         create_only: object = False,
-        checked: bool = True,
     ) -> dict[str, Any]:
         """Create or overwrite a memory, routed by SPEC 2.4 (`memory.save`).
 
@@ -602,14 +602,13 @@ class Store:
                     doc = _with_timestamps(doc, created_at, updated_at)
                 data = render(doc).encode("utf-8")
                 self._check_size(data, parsed.name)
-                if checked:
-                    check_content(
-                        before,
-                        data,
-                        qualified=qualified,
-                        project=folder.scope == "project",
-                        secrets=self.config.secrets,
-                    )
+                check_content(
+                    before,
+                    data,
+                    qualified=qualified,
+                    project=folder.scope == "project",
+                    secrets=self.config.secrets,
+                )
                 if not existed and folder.kind != "additional":
                     ensure_folder(folder.path)
                 atomic_write(real, data, owner.real)
@@ -833,6 +832,11 @@ class Store:
         holders = self._reference_holders(plan)
         self.move_file(plan, expected)
         updated = self._rewrite_all(plan, holders)
+        moved = self.changes[-1]
+        if updated and moved.action == "move":
+            # Its own links to its old name were rewritten too: the findings are of that.
+            with contextlib.suppress(OSError):
+                self.changes[-1] = replace(moved, after=read_bytes(plan.target))
         return {
             "name": plan.source.qualified,
             "newName": plan.new_qualified,

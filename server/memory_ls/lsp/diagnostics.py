@@ -199,8 +199,9 @@ class Publisher:
         encoding = (
             editor_encoding_problem(path, text, ls.config.max_memory_bytes) if memory else None
         )
-        # Files changed on disk and not read since are read first (few): their relations.
-        index.learn_links()
+        if memory is not None:
+            # Files changed on disk and not read since are read first (few): their relations.
+            index.learn_links()
         found = text_diagnostics(
             ls.config,
             index.name_index(),

@@ -24,6 +24,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from memory_ls.core.folders import Folder
 from memory_ls.core.fsio import is_temp_file
+from memory_ls.core.fulltext import SearchIndex
 from memory_ls.core.index import MemoryIndex, Update
 from memory_ls.lsp.server import MemoryServer
 
@@ -168,7 +169,9 @@ class Watcher:
         if update.paths:
             # The full-text index follows in a job of its own: its SQLite writes must not
             # hold back what completion and diagnostics see (searches re-read stale files).
-            self.ls.store_pool.submit(_update_search_safely, self.ls, update.paths)
+            self.ls.store_pool.submit(
+                _update_search_safely, self.ls, self.ls.search_index, update.paths
+            )
         for listener in self.ls.index_listeners:
             listener(index, paths, update)
         if self._flush_when_updated:
@@ -284,14 +287,18 @@ def _update_safely(index: MemoryIndex, paths: set[str]) -> Update:
         return Update()
 
 
-def _update_search_safely(ls: MemoryServer, paths: tuple[str, ...]) -> None:
-    """Update the full-text index; a failure is logged (searches read the files it lags on)."""
+def _update_search_safely(
+    ls: MemoryServer, search_index: SearchIndex, paths: tuple[str, ...]
+) -> None:
+    """Update the full-text index the event was for (settings may have replaced it since);
+    a failure is logged (searches read the files it lags on)."""
     try:
-        ls.search_index.apply(paths)
+        search_index.apply(paths)
     except Exception:
         logger.exception("updating the full-text index for %s failed", sorted(paths))
         return
-    ls.on_loop(lambda: ls.search_changed(set(paths)))
+    if ls.search_index is search_index:
+        ls.on_loop(lambda: ls.search_changed(set(paths)))
 
 
 def client_watchers(
