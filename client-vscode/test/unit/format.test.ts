@@ -25,6 +25,7 @@ function memory(name: string, folder: string, extra: Partial<MemoryInfo> = {}): 
     tags: [],
     updatedAt: null,
     readOnly: false,
+    validName: true,
     shadows: [],
     ...extra,
   };
