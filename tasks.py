@@ -140,7 +140,7 @@ def test() -> None:
 
 def bench() -> None:
     """Run the benchmark (arguments go to bench/run.py, e.g. --sizes 1000)."""
-    setup()
+    setup("bench")
     run(PYTHON, ROOT / "bench" / "run.py", *sys.argv[2:])
 
 

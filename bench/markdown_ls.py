@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import random
 import re
 import shutil
@@ -263,6 +264,7 @@ def main() -> None:
     """Measure both servers for each size and print a table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--output", default=str(Path(__file__).parent / "results"))
     args = parser.parse_args()
     server = install()
     rows = []
@@ -285,7 +287,13 @@ def main() -> None:
     for size, name, figures, load in rows:
         cells = [f"{size:,}", name, *(fmt.format(figures[key]) for key, _, fmt in COLUMNS)]
         print("| " + " | ".join([*cells, f"{load:.1f}"]) + " |")
-    print(json.dumps([{"memories": s, "server": n, **f} for s, n, f, _ in rows]), file=sys.stderr)
+    machine = {"platform": platform.platform(), "cpus": os.cpu_count(), "python": sys.version}
+    records = [{"memories": s, "server": n, "load": load, **f} for s, n, f, load in rows]
+    output = Path(args.output)
+    output.mkdir(parents=True, exist_ok=True)
+    path = output / f"markdown-ls-{time.strftime('%Y%m%dT%H%M%S')}.json"
+    path.write_text(json.dumps({"machine": machine, "results": records}, indent=2))
+    print(f"written to {path}", file=sys.stderr)
 
 
 if __name__ == "__main__":
