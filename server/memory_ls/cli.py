@@ -13,6 +13,7 @@ from memory_ls import __version__
 from memory_ls.config import ConfigError, Layer, cli_layer, merge_layers
 from memory_ls.core.errors import InvalidArguments, MemoryStoreError
 from memory_ls.core.folders import StoreConfig, resolve_store_config
+from memory_ls.core.formats import FORMATS, has_findings, render, summary_line
 from memory_ls.core.fulltext import SearchIndex
 from memory_ls.core.related import supersede_note
 from memory_ls.core.store import Store
@@ -78,6 +79,16 @@ def _tags(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _report_format(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format",
+        dest="report_format",
+        choices=FORMATS,
+        default="text",
+        help="text (default), github (workflow annotations), sarif (SARIF 2.1.0) or json",
+    )
+
+
 def _expected_version(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--expected-version",
@@ -115,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = command("check", "report diagnostics for the store or the given Markdown files")
     check.add_argument("paths", nargs="*", metavar="PATH")
+    _report_format(check)
 
     listing = command("list", "list memories")
     _scope(listing, LIST_SCOPE_CHOICES)
@@ -419,10 +431,12 @@ def _check(args: argparse.Namespace, store: Store, stdout: TextIO, stderr: TextI
     for path in args.paths:
         if not os.path.exists(path):
             raise UsageError(f"no such file or folder: {path}")
+    if args.json and args.report_format != "text":
+        raise UsageError("give --json or --format, not both")
     store.clean_leftovers()
     diagnostics = check_store(store, args.paths)
-    root = store.config.root
     if args.json:
+        # The shape `check --json` always printed (absolute paths); --format json is richer.
         rows = [
             {
                 "path": d.path,
@@ -438,19 +452,16 @@ def _check(args: argparse.Namespace, store: Store, stdout: TextIO, stderr: TextI
         ]
         print(json.dumps({"diagnostics": rows}, ensure_ascii=False, indent=2), file=stdout)
     else:
-        for d in diagnostics:
-            print(
-                f"{_relative(d.path, root)}:{d.line + 1}:{d.col + 1}: "
-                f"{d.severity} {d.code} {d.message}",
-                file=stdout,
+        stdout.write(
+            render(
+                diagnostics,
+                args.report_format,
+                root=store.config.root,
+                name_of=store.config.qualified_name_of,
             )
-    counts = {s: sum(1 for d in diagnostics if d.severity == s) for s in ("error", "warning")}
-    others = len(diagnostics) - counts["error"] - counts["warning"]
-    print(
-        f"memory-ls: {counts['error']} error(s), {counts['warning']} warning(s), {others} note(s)",
-        file=stderr,
-    )
-    return EXIT_FINDINGS if counts["error"] or counts["warning"] else EXIT_OK
+        )
+    print(summary_line(diagnostics), file=stderr)
+    return EXIT_FINDINGS if has_findings(diagnostics) else EXIT_OK
 
 
 def _export(args: argparse.Namespace, store: Store, stdout: TextIO) -> int:
