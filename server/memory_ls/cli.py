@@ -128,6 +128,17 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("paths", nargs="*", metavar="PATH")
     _report_format(check)
 
+    changes = command(
+        "changes",
+        "memories added, changed, renamed or deleted since a git revision (default: the "
+        "merge base with the default branch), working tree included, with their "
+        "diagnostics and a short word diff",
+    )
+    changes.add_argument(
+        "rev", nargs="?", metavar="REV", help="a git revision (default: the merge base)"
+    )
+    _report_format(changes)
+
     listing = command("list", "list memories")
     _scope(listing, LIST_SCOPE_CHOICES)
     _tags(listing)
@@ -331,6 +342,8 @@ def _dispatch(
         return _check(args, store, stdout, stderr)
     if command == "export":
         return _export(args, store, stdout)
+    if command == "changes":
+        return _changes(args, store, stdout, stderr)
     result: dict[str, Any]
     if command == "list":
         result = store.list_memories(
@@ -462,6 +475,38 @@ def _check(args: argparse.Namespace, store: Store, stdout: TextIO, stderr: TextI
         )
     print(summary_line(diagnostics), file=stderr)
     return EXIT_FINDINGS if has_findings(diagnostics) else EXIT_OK
+
+
+def _changes(args: argparse.Namespace, store: Store, stdout: TextIO, stderr: TextIO) -> int:
+    from memory_ls.core.changes import changes_json, changes_text, memory_changes
+
+    fmt = "json" if args.json else args.report_format
+    if args.json and args.report_format not in ("text", "json"):
+        raise UsageError("give --json or --format, not both")
+    report = memory_changes(store, args.rev)
+    if fmt == "json":
+        print(json.dumps(changes_json(report), ensure_ascii=False, indent=2), file=stdout)
+    elif fmt == "text":
+        stdout.write(changes_text(report))
+    else:
+        stdout.write(
+            render(
+                report.diagnostics,
+                fmt,
+                root=store.config.root,
+                name_of=store.config.qualified_name_of,
+            )
+        )
+        counts = ", ".join(
+            f"{sum(1 for c in report.changes if c.status == s)} {s}"
+            for s in ("added", "changed", "renamed", "deleted")
+        )
+        print(
+            f"memory-ls: since {report.base.rev} ({report.base.how}): {counts}",
+            file=stderr,
+        )
+    print(summary_line(report.diagnostics), file=stderr)
+    return EXIT_FINDINGS if has_findings(report.diagnostics) else EXIT_OK
 
 
 def _export(args: argparse.Namespace, store: Store, stdout: TextIO) -> int:
