@@ -16,6 +16,7 @@ from memory_ls.core.changes import (
     EMPTY_TREE,
     WORD_DIFF_CHARS,
     WORD_DIFF_HUNKS,
+    WORD_DIFF_MAX_WORDS,
     changes_json,
     changes_text,
     frontmatter_keys_changed,
@@ -187,6 +188,9 @@ def test_a_repository_with_no_commit_and_no_repository(ws: Workspace) -> None:
     report = memory_changes(store)
     assert report.base.commit == EMPTY_TREE
     assert by_name(report.changes) == {"first": ("added", None)}
+    assert changes_text(report).startswith(
+        "Memories changed in a repository with no commit yet, working tree included: 1 added"
+    )
 
 
 def test_shared_folders_count_and_paths_are_relative_to_the_top(ws: Workspace) -> None:
@@ -240,6 +244,16 @@ def test_word_diff_is_capped() -> None:
     assert (diff.added_words, diff.removed_words) == (11, 10)
     tail = word_diff_of("a b", "a b " + "z" * 500).hunks[0]
     assert len(tail.added) == WORD_DIFF_CHARS and tail.added.endswith("…")
+
+
+def test_a_big_rewrite_is_one_run_of_words() -> None:
+    many = WORD_DIFF_MAX_WORDS + 1
+    old = " ".join(f"a{i}" for i in range(many))
+    new = " ".join(f"b{i}" for i in range(many))
+    diff = word_diff_of(f"# T\n\n{old}\n", f"# T\n\n{new}\n")
+    assert (diff.added_words, diff.removed_words, diff.more_hunks) == (many, many, 0)
+    assert [hunk.line for hunk in diff.hunks] == [3]
+    assert diff.hunks[0].added.startswith("b0 b1 b2") and diff.hunks[0].added.endswith("…")
 
 
 def test_frontmatter_keys_changed_without_parsing() -> None:

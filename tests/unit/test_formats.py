@@ -246,7 +246,7 @@ def test_check_sarif_and_json_of_the_same_run(repo: Path) -> None:
     assert uri == {"uri": "sub/.serena/memories/a%2Cb.md", "uriBaseId": "%SRCROOT%"}
 
     report = json.loads(check(store, "--format", "json").stdout)
-    assert report["base"] == str(repo)
+    assert report["root"] == str(repo)
     assert [(d["path"], d["name"], d["code"], d["line"]) for d in report["diagnostics"]] == [
         ("sub/.serena/memories/a,b.md", "a,b", "broken-link", 3),
         ("sub/.serena/memories/broken.md", "broken", "invalid-frontmatter", 3),

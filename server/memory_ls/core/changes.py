@@ -39,6 +39,9 @@ DEFAULT_BRANCHES = ("main", "master")
 # A word diff is a glance, not the diff: this many hunks, each side cut to this length.
 WORD_DIFF_HUNKS = 5
 WORD_DIFF_CHARS = 80
+# Changed lines holding more words than this (either side) are one run, not word-diffed:
+# matching word sequences is quadratic at worst, and a rewrite that big is no glance.
+WORD_DIFF_MAX_WORDS = 3000
 STATUSES = ("added", "changed", "renamed", "deleted")
 _WORD = re.compile(r"\S+")
 _KEY_LINE = re.compile(r"([^\s#:-][^:]*):(?:\s|$)")
@@ -104,7 +107,8 @@ class ChangesReport:
 
 
 def _rev_parse(top: str, rev: str) -> str | None:
-    out = git_output(top, ["rev-parse", "--verify", "--quiet", "--end-of-options", rev])
+    # Callers refuse a revision that starts with "-": git would read it as an option.
+    out = git_output(top, ["rev-parse", "--verify", "--quiet", rev])
     return out.decode().strip() if out else None
 
 
@@ -311,10 +315,15 @@ def word_diff_of(old: str, new: str) -> WordDiff:
             continue
         old_words = _words(old_lines[o1:o2], o1)
         new_words = _words(new_lines[n1:n2], n1)
-        words = difflib.SequenceMatcher(
-            None, [w for w, _ in old_words], [w for w, _ in new_words], autojunk=False
-        )
-        for wtag, w1, w2, v1, v2 in words.get_opcodes():
+        runs: Sequence[tuple[str, int, int, int, int]]
+        if max(len(old_words), len(new_words)) > WORD_DIFF_MAX_WORDS:
+            runs = [("replace", 0, len(old_words), 0, len(new_words))]
+        else:
+            words = difflib.SequenceMatcher(
+                None, [w for w, _ in old_words], [w for w, _ in new_words], autojunk=False
+            )
+            runs = words.get_opcodes()
+        for wtag, w1, w2, v1, v2 in runs:
             if wtag == "equal":
                 continue
             removed += w2 - w1
@@ -431,11 +440,14 @@ def changes_text(report: ChangesReport) -> str:
     counts = {status: 0 for status in STATUSES}
     for change in report.changes:
         counts[change.status] += 1
-    short = report.base.commit[:10]
-    lines = [
-        f"Memories changed since {report.base.rev} ({short}; {report.base.how}), "
-        "working tree included: " + ", ".join(f"{counts[status]} {status}" for status in STATUSES)
-    ]
+    base = report.base
+    since = (
+        "in a repository with no commit yet"
+        if base.commit == EMPTY_TREE
+        else f"since {base.rev} ({base.commit[:10]}; {base.how})"
+    )
+    counted = ", ".join(f"{counts[status]} {status}" for status in STATUSES)
+    lines = [f"Memories changed {since}, working tree included: {counted}"]
     for change in report.changes:
         shown = display_path(change.path, top)
         title = (

@@ -234,11 +234,12 @@ def json_row(d: Diagnostic, shown_path: str, name: str | None) -> dict[str, Any]
 def json_report(
     diagnostics: Sequence[Diagnostic], base: str, name_of: Callable[[str], str | None]
 ) -> dict[str, Any]:
-    """The `--format json` object: shape version, tool, base, diagnostics, summary."""
+    """The `--format json` object: shape version, tool, root (of the paths), diagnostics,
+    summary."""
     return {
         "version": JSON_SHAPE_VERSION,
         "tool": {"name": TOOL_NAME, "version": __version__},
-        "base": base,
+        "root": base,
         "diagnostics": [
             json_row(d, display_path(d.path, base), name_of(d.path)) for d in diagnostics
         ],
