@@ -213,6 +213,28 @@ def test_shared_folders_count_and_paths_are_relative_to_the_top(ws: Workspace) -
     assert all(c["diagnostics"] == [] for c in report["changes"])
 
 
+def test_renames_across_the_folders_edge_and_ignored_memories(ws: Workspace) -> None:
+    """A memory moved out of the folders is deleted, one moved in is added; Serena's
+    ignored_memory_patterns hide a memory here too."""
+    root = ws.root
+    git(root, "init", "-q", "-b", "main")
+    body = "".join(f"Line {i} of a note that moves around.\n" for i in range(6))
+    ws.write(ws.primary / "leaving.md", body)
+    ws.write(root / "docs" / "arriving.md", body.replace("Line", "Row"))
+    ws.write(root / ".serena" / "project.yml", "ignored_memory_patterns: ['scratch_.*']\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    (root / "docs" / "old").mkdir(parents=True)
+    git(root, "mv", str(ws.primary / "leaving.md"), str(root / "docs" / "old" / "leaving.md"))
+    git(root, "mv", str(root / "docs" / "arriving.md"), str(ws.primary / "arriving.md"))
+    ws.write(ws.primary / "scratch_pad.md", "# Ignored\n\n[[nowhere]]\n")
+    report = memory_changes(ws.store(global_folder=None), "HEAD")
+    assert by_name(report.changes) == {
+        "arriving": ("added", None),
+        "leaving": ("deleted", None),
+    }
+
+
 def test_json_and_text_of_a_report(branch: Workspace) -> None:
     store = branch.store(global_folder=None)
     report = memory_changes(store)

@@ -204,29 +204,33 @@ def _split_z(output: bytes) -> list[str]:
 def _classify(
     store: Store, top: str, entries: Iterable[tuple[str, str, str | None]]
 ) -> list[MemoryChange]:
-    name_of = store.config.qualified_name_of
+    config = store.config
+
+    def name_of(path: str) -> str | None:
+        # Serena's ignored_memory_patterns leave a memory out of everything, this too.
+        name = config.qualified_name_of(path)
+        ignored = name is not None and bool(config.patterns.ignored)
+        return None if ignored and config.patterns.is_ignored(name or "") else name
+
     found: dict[str, MemoryChange] = {}
     for status, path, new_path in entries:
         absolute = os.path.join(top, path)
         name = name_of(absolute)
-        if status == "R" and new_path is not None:
+        if new_path is not None:  # a rename (R) or a copy (C): the new path is the memory
             new_absolute = os.path.join(top, new_path)
             new_name = name_of(new_absolute)
-            if name is not None and new_name is not None:
+            if status == "R" and name is not None and new_name is not None:
                 found[new_absolute] = MemoryChange(
                     "renamed", new_name, new_absolute, name, absolute
                 )
             elif new_name is not None:
                 found[new_absolute] = MemoryChange("added", new_name, new_absolute)
-            elif name is not None:
+            if status == "R" and name is not None and new_name is None:
                 found[absolute] = MemoryChange("deleted", name, absolute)
         elif name is None:
             continue
-        elif status in ("A", "C"):
-            target = os.path.join(top, new_path) if new_path is not None else absolute
-            target_name = name_of(target)
-            if target_name is not None:
-                found[target] = MemoryChange("added", target_name, target)
+        elif status == "A":
+            found[absolute] = MemoryChange("added", name, absolute)
         elif status == "D":
             found[absolute] = MemoryChange("deleted", name, absolute)
         else:  # M, T (type), U (unmerged), X
