@@ -318,7 +318,7 @@ def test_changes_command_in_every_format(branch: Workspace) -> None:
     assert json.loads(cli(root, "--json").stdout) == data
     github = cli(root, "--format", "github")
     assert github.stdout.splitlines() == [
-        "::warning file=.serena/memories/added.md,line=3,col=7,endColumn=13,"
+        "::warning file=.serena/memories/added.md,line=3,col=7,endColumn=13,endLine=3,"
         "title=memory-ls broken-link::No memory named nowhere in the project's memory "
         "folders; create it or fix the name."
     ]

@@ -94,7 +94,7 @@ def test_github_escapes_data_and_properties_as_the_actions_toolkit_does() -> Non
 def test_github_line_within_one_line_and_over_several() -> None:
     one = Diagnostic("/r/m/x.md", 2, 4, 2, 9, "broken-link", "No memory: x, y", "warning")
     assert github_line(one, "m/x.md") == (
-        "::warning file=m/x.md,line=3,col=5,endColumn=9,"
+        "::warning file=m/x.md,line=3,col=5,endColumn=9,endLine=3,"
         "title=memory-ls broken-link::No memory: x, y"
     )
     several = Diagnostic("/r/m/x.md", 0, 0, 3, 0, "invalid-frontmatter", "Bad\nYAML", "error")
@@ -102,7 +102,9 @@ def test_github_line_within_one_line_and_over_several() -> None:
         "::error file=m/x.md,line=1,endLine=4,title=memory-ls invalid-frontmatter::Bad%0AYAML"
     )
     hint = Diagnostic("/r/x.md", 0, 0, 0, 0, "superseded", "Read y", "hint")
-    assert github_line(hint, "x.md").startswith("::notice file=x.md,line=1,col=1,endColumn=1,")
+    assert github_line(hint, "x.md").startswith(
+        "::notice file=x.md,line=1,col=1,endColumn=1,endLine=1,"
+    )
 
 
 def test_paths_are_relative_to_the_git_top_else_absolute(tmp_path: Path) -> None:
@@ -224,9 +226,9 @@ def test_check_text_is_unchanged_and_github_is_checked_line_by_line(repo: Path) 
     assert github.returncode == 1
     assert github.stderr == text.stderr == "memory-ls: 1 error(s), 1 warning(s), 0 note(s)\n"
     assert github.stdout.splitlines() == [
-        "::warning file=sub/.serena/memories/a%2Cb.md,line=3,col=7,endColumn=18,"
+        "::warning file=sub/.serena/memories/a%2Cb.md,line=3,col=7,endColumn=18,endLine=3,"
         f"title=memory-ls broken-link::{BROKEN_LINK}",
-        "::error file=sub/.serena/memories/broken.md,line=3,col=1,endColumn=1,"
+        "::error file=sub/.serena/memories/broken.md,line=3,col=1,endColumn=1,endLine=3,"
         f"title=memory-ls invalid-frontmatter::{BAD_YAML}",
     ]
 

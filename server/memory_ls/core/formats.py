@@ -128,8 +128,7 @@ def github_line(d: Diagnostic, shown_path: str) -> str:
         # GitHub takes columns only on a one-line annotation; its end column is inclusive.
         properties.append(("col", str(d.col + 1)))
         properties.append(("endColumn", str(max(d.end_col, d.col + 1))))
-    else:
-        properties.append(("endLine", str(d.end_line + 1)))
+    properties.append(("endLine", str(d.end_line + 1)))
     properties.append(("title", f"{TOOL_NAME} {d.code}"))
     joined = ",".join(f"{key}={escape_property(value)}" for key, value in properties)
     command = GITHUB_COMMAND.get(d.severity, "notice")
