@@ -401,6 +401,32 @@ export function registerCommands(context: vscode.ExtensionContext, servers: Memo
     }
   });
 
+  // What changed in the memories since a revision (memory-ls changes), as text in an
+  // output channel of its own.
+  let changesChannel: vscode.OutputChannel | undefined;
+  register("memoryLs.showChanges", async (served) => {
+    const rev = await vscode.window.showInputBox({
+      title: "Memory: Show Changes Since…",
+      prompt: "A git revision (branch, tag or commit); empty: the merge base with the default branch",
+      placeHolder: "the merge base with origin/HEAD, main or master",
+    });
+    if (rev === undefined) {
+      return;
+    }
+    const given = rev.trim();
+    const result = await served.server.call("memory.changes", {
+      ...(given === "" ? {} : { rev: given }),
+      withText: true,
+    });
+    if (changesChannel === undefined) {
+      changesChannel = vscode.window.createOutputChannel("Memory Changes");
+      context.subscriptions.push(changesChannel);
+    }
+    changesChannel.clear();
+    changesChannel.append(result.text ?? "");
+    changesChannel.show(true);
+  });
+
   register("memoryLs.moveMemory", async (served, target) => {
     const { server, catalog, folder } = served;
     const memory = await resolveTarget(served, target, "Move/Rename Memory", false);

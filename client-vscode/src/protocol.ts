@@ -129,6 +129,26 @@ export interface AboutResult {
   more: number;
 }
 
+export interface ChangesArgs {
+  /** A git revision; left out: the merge base with the default branch. */
+  rev?: string;
+  /** Also the text `memory-ls changes` prints. */
+  withText?: boolean;
+}
+export interface MemoryChange {
+  status: "added" | "changed" | "renamed" | "deleted";
+  name: string;
+  path: string;
+  oldName?: string;
+  oldPath?: string;
+}
+export interface ChangesResult {
+  base: { rev: string; commit: string; how: string };
+  root: string;
+  changes: MemoryChange[];
+  text?: string;
+}
+
 /** Each server command with its argument and result types. */
 export interface Commands {
   "memory.save": [SaveArgs, SaveResult];
@@ -139,5 +159,6 @@ export interface Commands {
   "memory.search": [SearchArgs, SearchResult];
   "memory.route": [NameArgs, RouteResult];
   "memory.about": [AboutArgs, AboutResult];
+  "memory.changes": [ChangesArgs, ChangesResult];
 }
 export type CommandName = keyof Commands;

@@ -13,6 +13,7 @@ from memory_ls import __version__
 from memory_ls.config import ConfigError, Layer, cli_layer, merge_layers
 from memory_ls.core.errors import InvalidArguments, MemoryStoreError
 from memory_ls.core.folders import StoreConfig, resolve_store_config
+from memory_ls.core.formats import FORMATS, has_findings, render, summary_line
 from memory_ls.core.fulltext import SearchIndex
 from memory_ls.core.related import supersede_note
 from memory_ls.core.store import Store
@@ -78,6 +79,16 @@ def _tags(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _report_format(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format",
+        dest="report_format",
+        choices=FORMATS,
+        default="text",
+        help="text (default), github (workflow annotations), sarif (SARIF 2.1.0) or json",
+    )
+
+
 def _expected_version(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--expected-version",
@@ -115,6 +126,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = command("check", "report diagnostics for the store or the given Markdown files")
     check.add_argument("paths", nargs="*", metavar="PATH")
+    _report_format(check)
+
+    changes = command(
+        "changes",
+        "memories added, changed, renamed or deleted since a git revision (default: the "
+        "merge base with the default branch), working tree included, with their "
+        "diagnostics and a short word diff",
+    )
+    changes.add_argument(
+        "rev", nargs="?", metavar="REV", help="a git revision (default: the merge base)"
+    )
+    _report_format(changes)
 
     listing = command("list", "list memories")
     _scope(listing, LIST_SCOPE_CHOICES)
@@ -319,6 +342,8 @@ def _dispatch(
         return _check(args, store, stdout, stderr)
     if command == "export":
         return _export(args, store, stdout)
+    if command == "changes":
+        return _changes(args, store, stdout, stderr)
     result: dict[str, Any]
     if command == "list":
         result = store.list_memories(
@@ -419,10 +444,12 @@ def _check(args: argparse.Namespace, store: Store, stdout: TextIO, stderr: TextI
     for path in args.paths:
         if not os.path.exists(path):
             raise UsageError(f"no such file or folder: {path}")
+    if args.json and args.report_format != "text":
+        raise UsageError("give --json or --format, not both")
     store.clean_leftovers()
     diagnostics = check_store(store, args.paths)
-    root = store.config.root
     if args.json:
+        # The shape `check --json` always printed (absolute paths); --format json is richer.
         rows = [
             {
                 "path": d.path,
@@ -438,19 +465,48 @@ def _check(args: argparse.Namespace, store: Store, stdout: TextIO, stderr: TextI
         ]
         print(json.dumps({"diagnostics": rows}, ensure_ascii=False, indent=2), file=stdout)
     else:
-        for d in diagnostics:
-            print(
-                f"{_relative(d.path, root)}:{d.line + 1}:{d.col + 1}: "
-                f"{d.severity} {d.code} {d.message}",
-                file=stdout,
+        stdout.write(
+            render(
+                diagnostics,
+                args.report_format,
+                root=store.config.root,
+                name_of=store.config.qualified_name_of,
             )
-    counts = {s: sum(1 for d in diagnostics if d.severity == s) for s in ("error", "warning")}
-    others = len(diagnostics) - counts["error"] - counts["warning"]
-    print(
-        f"memory-ls: {counts['error']} error(s), {counts['warning']} warning(s), {others} note(s)",
-        file=stderr,
-    )
-    return EXIT_FINDINGS if counts["error"] or counts["warning"] else EXIT_OK
+        )
+    print(summary_line(diagnostics), file=stderr)
+    return EXIT_FINDINGS if has_findings(diagnostics) else EXIT_OK
+
+
+def _changes(args: argparse.Namespace, store: Store, stdout: TextIO, stderr: TextIO) -> int:
+    from memory_ls.core.changes import changes_json, changes_text, memory_changes
+
+    fmt = "json" if args.json else args.report_format
+    if args.json and args.report_format not in ("text", "json"):
+        raise UsageError("give --json or --format, not both")
+    report = memory_changes(store, args.rev)
+    if fmt == "json":
+        print(json.dumps(changes_json(report), ensure_ascii=False, indent=2), file=stdout)
+    elif fmt == "text":
+        stdout.write(changes_text(report))
+    else:
+        stdout.write(
+            render(
+                report.diagnostics,
+                fmt,
+                root=store.config.root,
+                name_of=store.config.qualified_name_of,
+            )
+        )
+        counts = ", ".join(
+            f"{sum(1 for c in report.changes if c.status == s)} {s}"
+            for s in ("added", "changed", "renamed", "deleted")
+        )
+        print(
+            f"memory-ls: since {report.base.rev} ({report.base.how}): {counts}",
+            file=stderr,
+        )
+    print(summary_line(report.diagnostics), file=stderr)
+    return EXIT_FINDINGS if has_findings(report.diagnostics) else EXIT_OK
 
 
 def _export(args: argparse.Namespace, store: Store, stdout: TextIO) -> int:

@@ -2,6 +2,7 @@
 // completion, Save Selection as Memory, Open Memory, Problems and the Memories view.
 //   node --test client-vscode/test/editor/editor.test.mjs   (see client-vscode/scripts/test-all.sh)
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -344,6 +345,29 @@ describe("memory-ls in VS Code (code-server)", { timeout: 15 * 60_000 }, () => {
     await problem.first().waitFor({ state: "detached", timeout: 30_000 });
     updateSettings(session.workspaceSettings, { "memoryLs.diagnostics": undefined });
     await problem.first().waitFor({ state: "visible", timeout: 30_000 });
+  });
+
+  step("Show Changes Since… shows the memories changed since the merge base in an output channel", async () => {
+    const identity = { GIT_AUTHOR_NAME: "Test", GIT_AUTHOR_EMAIL: "test@example.invalid" };
+    const env = { ...process.env, ...identity, GIT_COMMITTER_NAME: "Test", GIT_COMMITTER_EMAIL: "test@example.invalid" };
+    const git = (...args) => execFileSync("git", args, { cwd: session.workspace, env, stdio: "pipe" });
+    git("init", "-q", "-b", "main");
+    git("add", "-A");
+    git("commit", "-qm", "base");
+    writeFileSync(join(session.workspace, ".serena", "memories", "changes_probe.md"), "# Probe\n\nSee [[no_such_probe]].\n");
+    await runCommand(page, "Memory: Show Changes Since…");
+    await page.locator(".quick-input-title", { hasText: "Memory: Show Changes Since…" }).waitFor({ timeout: 10_000 });
+    await page.keyboard.press("Enter"); // empty: the merge base (here HEAD: uncommitted changes)
+    const output = page.locator(".part.panel .monaco-editor .view-lines");
+    await retry(
+      async () => {
+        const text = (await output.first().innerText({ timeout: 1000 })).replace(/\u00a0/g, " ");
+        assert.match(text, /Memories changed since main \(/);
+        assert.match(text, /added +changes_probe +\.serena\/memories\/changes_probe\.md/);
+        assert.match(text, /warning broken-link No memory named no_such_probe/);
+      },
+      { timeout: 30_000, what: "the Memory Changes output" },
+    );
   });
 
   step("a missing Python gets one message; Choose Python… opens the setting; restoring it restarts the server", async () => {

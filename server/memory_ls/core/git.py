@@ -48,7 +48,7 @@ def in_git_work_tree(root: str) -> bool:
     return git_dir(root) is not None
 
 
-def _git(root: str, args: Sequence[str]) -> bytes | None:
+def _git(root: str, args: Sequence[str], feed: bytes | None = None) -> bytes | None:
     """git's standard output, or None when git is missing, fails or takes too long."""
     import subprocess  # only where git runs: kept off every command's start
 
@@ -58,11 +58,18 @@ def _git(root: str, args: Sequence[str]) -> bytes | None:
             capture_output=True,
             timeout=GIT_TIMEOUT_SECONDS,
             check=False,
-            stdin=subprocess.DEVNULL,
+            input=feed,
+            stdin=subprocess.DEVNULL if feed is None else None,
         )
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout if done.returncode == 0 else None
+
+
+def git_output(root: str, args: Sequence[str], feed: bytes | None = None) -> bytes | None:
+    """What `git -C root ARGS` prints (with `feed` on its standard input), or None when
+    git is missing, fails or takes too long."""
+    return _git(root, args, feed)
 
 
 def list_files(root: str) -> list[str] | None:

@@ -85,6 +85,17 @@ def _move(store: Store, args: dict[str, Any]) -> dict[str, Any]:
     return {**result, "_oldPath": old_path}
 
 
+def _changes(store: Store, args: dict[str, Any]) -> dict[str, Any]:
+    """What `memory-ls changes --format json` prints; with `withText`, also its text form."""
+    from memory_ls.core.changes import changes_json, changes_text, memory_changes
+
+    report = memory_changes(store, args.get("rev"))
+    result = changes_json(report)
+    if args.get("withText"):
+        result["text"] = changes_text(report)
+    return result
+
+
 def _checked(call: Callable[[Store, dict[str, Any]], dict[str, Any]]) -> Callable[..., Any]:
     """A write whose result carries the findings of the memory it touched (as MCP's does)."""
 
@@ -174,6 +185,7 @@ COMMANDS: Mapping[str, Command] = {
         lambda s, a: memories_about(s, a["target"], a.get("limit"), a["_texts"]),
         reads_documents=True,
     ),
+    "memory.changes": Command({}, {"rev": STRING, "withText": BOOLEAN}, _changes),
 }
 
 
