@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memory_ls.core.backlinks import serena_key
+from memory_ls.core.conflicts import conflict_warning
 from memory_ls.core.document import (
     Document,
     iso,
@@ -1271,8 +1272,11 @@ def read_result(memory: MemoryFile, data: bytes) -> dict[str, Any]:
         "readOnly": memory.read_only,
         "version": version_of(data),
     }
-    if warning is not None:
-        result["warning"] = warning
+    # An unresolved merge conflict is said first: its two sides are not knowledge.
+    conflict = conflict_warning(memory.qualified, text)
+    warnings = [w for w in (conflict, warning) if w is not None]
+    if warnings:
+        result["warning"] = "\n".join(warnings)
     return result
 
 
