@@ -350,7 +350,7 @@ def dump_key(key: str, value: Any, *, block: bool = False) -> str:
     return _HANDLER.export({key: value}, Dumper=_Dumper, sort_keys=False) + "\n"
 
 
-def _key_span(lines: list[str], key: str) -> tuple[int, int] | None:
+def key_span(lines: list[str], key: str) -> tuple[int, int] | None:
     """Lines [start, end) holding a top-level key and its indented or `- ` continuation."""
     for start, line in enumerate(lines):
         if line.startswith(f"{key}:"):
@@ -376,11 +376,11 @@ def set_keys(
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += eol
     for key in remove:
-        span = _key_span(lines, key)
+        span = key_span(lines, key)
         if span is not None:
             del lines[span[0] : span[1]]
     for key, value in changes.items():
-        span = _key_span(lines, key)
+        span = key_span(lines, key)
         if span is None:
             lines.append(dump_key(key, value).replace("\n", eol))
             continue
