@@ -27,6 +27,8 @@ DRIVER_ARGUMENTS = "merge-driver %O %A %B %P"
 COMMENT = "# memory-ls: merge memories with `memory-ls merge-driver` (memory-ls git-setup)"
 GIT_TIMEOUT_SECONDS = 20.0
 _GLOB_SPECIAL = re.compile(r"([*?\[\\])")
+# A line git-setup writes: one pattern (C-quoted or a single word), then the attribute.
+_SETUP_LINE = re.compile(rf'(?:"(?:[^"\\]|\\.)*"|\S+)[ \t]+{re.escape(ATTRIBUTE)}[ \t]*')
 
 
 class GitSetupError(Exception):
@@ -103,11 +105,18 @@ def memory_patterns(config: StoreConfig, repository: str) -> tuple[list[str], li
             outside.append(folder.path)
             continue
         escaped = _GLOB_SPECIAL.sub(r"\\\1", relative.replace(os.sep, "/"))
-        # A space would end the pattern; `[ ]` matches one in a glob.
-        pattern = f"{escaped.replace(' ', '[ ]')}/**/*.md"
+        pattern = _quoted(f"{escaped}/**/*.md")
         if pattern not in patterns:
             patterns.append(pattern)
     return patterns, outside
+
+
+def _quoted(pattern: str) -> str:
+    """A pattern as `.gitattributes` reads it: C-quoted where a space would end it."""
+    if not any(c in pattern for c in ' "\t') and pattern.isprintable():
+        return pattern
+    quoted = pattern.replace("\\", "\\\\").replace('"', '\\"').replace("\t", "\\t")
+    return f'"{quoted}"'
 
 
 def attribute_lines(patterns: Sequence[str]) -> list[str]:
@@ -133,8 +142,7 @@ def without_lines(text: str) -> tuple[str, list[str]]:
     removed: list[str] = []
     for line in text.splitlines(keepends=True):
         bare = line.rstrip("\r\n")
-        fields = bare.split()
-        if bare == COMMENT or (len(fields) == 2 and fields[1] == ATTRIBUTE):
+        if bare == COMMENT or _SETUP_LINE.fullmatch(bare):
             removed.append(bare)
         else:
             kept.append(line)
