@@ -1467,8 +1467,16 @@ def _document_for_save(
                 if key not in given.metadata and key != "updated_at":
                     extra.setdefault(key, value)
         stamp = updated_at if updated_at is not None else given.metadata.get("updated_at")
+        # Keys the content left out come back where they were, not at the end: a reordered
+        # block is a change git must merge line by line.
+        order = list(old.metadata) if old is not None and old.problem is None else []
         return update_document(
-            given, given.body, tags=tags, extra=extra or None, now=parse_timestamp(stamp)
+            given,
+            given.body,
+            tags=tags,
+            extra=extra or None,
+            now=parse_timestamp(stamp),
+            order=order,
         )
     if old is not None and old.problem is not None and (tags is not None or extra):
         # Keys cannot be merged into a block that does not parse, and replacing the block
