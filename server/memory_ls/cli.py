@@ -522,6 +522,19 @@ def _git_setup(
     except GitSetupError as exc:
         print(f"memory-ls: git-setup: {exc}", file=stderr)
         return EXIT_REFUSED
+    if args.json:
+        result = {
+            "repository": report.repository,
+            "attributesFile": report.attributes_file,
+            "addedLines": report.added_lines,
+            "removedLines": report.removed_lines,
+            "configSet": report.config_set,
+            "configRemoved": report.config_removed,
+            "skippedFolders": report.skipped_folders,
+            "changed": report.changed,
+        }
+        print(json.dumps(result, ensure_ascii=False, indent=2), file=stdout)
+        return EXIT_OK
     attributes = _relative(report.attributes_file, os.getcwd())
     for folder in report.skipped_folders:
         print(f"memory-ls: git-setup: {folder} is outside the repository; skipped", file=stderr)

@@ -4,6 +4,7 @@ wrote into the repository's config."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -240,6 +241,7 @@ def test_git_setup_twice_changes_nothing_the_second_time(repo: Repo) -> None:
     again = repo.tool("git-setup")
     assert again.returncode == 0, again.stderr
     assert "nothing to change (already set up" in again.stdout
+    assert json.loads(repo.tool("git-setup", "--json").stdout)["changed"] is False
     assert repo.read(".gitattributes") == attributes
     assert (repo.root / ".git" / "config").read_bytes() == config
     assert repo.git("status", "--porcelain") == ""

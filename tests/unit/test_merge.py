@@ -315,3 +315,42 @@ def test_other_keys_survive_a_merge_byte_for_byte(extra: str) -> None:
     result = merge_memory(base, ours, theirs)
     assert result.clean
     assert result.text == _memory(["a", "b", "c"], 7, ["One!", "Two.", "Three!"], extra)
+
+
+_LINES = st.lists(st.sampled_from(["a", "b", "c", "d", "", "# h"]), min_size=1, max_size=12)
+
+
+@st.composite
+def _three_texts(draw: st.DrawFn) -> tuple[str, str, str]:
+    """A base text and two versions of it, each with some lines replaced, added or removed."""
+    base = draw(_LINES)
+
+    def variant() -> list[str]:
+        lines = list(base)
+        for _ in range(draw(st.integers(0, 3))):
+            at = draw(st.integers(0, len(lines)))
+            action = draw(st.sampled_from(["replace", "insert", "delete"]))
+            if action == "insert" or not lines or at == len(lines):
+                lines.insert(at, draw(st.sampled_from(["x", "y", "z"])))
+            elif action == "replace":
+                lines[at] = draw(st.sampled_from(["x", "y", "z"]))
+            else:
+                del lines[at]
+        return lines
+
+    def text(lines: list[str]) -> str:
+        return "".join(f"{line}\n" for line in lines)
+
+    return text(base), text(variant()), text(variant())
+
+
+@settings(max_examples=60, deadline=None)
+@given(_three_texts(), st.sampled_from(["merge", "diff3"]))
+def test_the_detector_finds_every_conflict_git_marks(
+    texts: tuple[str, str, str], style: str
+) -> None:
+    base, ours, theirs = texts
+    merged, conflicts = merge_text(base, ours, theirs, style=style)  # type: ignore[arg-type]
+    found = find_conflicts(merged)
+    assert len(found.blocks) == conflicts and found.stray == ()
+    assert all((block.base is not None) == (style == "diff3") for block in found.blocks)
