@@ -354,3 +354,12 @@ def test_the_detector_finds_every_conflict_git_marks(
     found = find_conflicts(merged)
     assert len(found.blocks) == conflicts and found.stray == ()
     assert all((block.base is not None) == (style == "diff3") for block in found.blocks)
+
+
+def test_a_key_the_line_editor_cannot_find_is_merged_as_text_never_doubled() -> None:
+    base = '---\n"owner": ann\nupdated_at: 2025-01-01T00:00:00Z\n---\none\n\ntwo\n'
+    ours = base.replace("one", "ONE")
+    theirs = base.replace('"owner": ann', "owner: bob")
+    result = merge_memory(base, ours, theirs)
+    assert result.clean and not result.by_key
+    assert result.text == theirs.replace("one", "ONE")

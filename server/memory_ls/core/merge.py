@@ -252,7 +252,7 @@ def _merge_by_key(
         if conflict:
             conflicted.append(key)
             block = _conflict_lines(key, base, ours, theirs, eol, labels, style)
-            _put(lines, key, block, theirs, base)
+            _put(lines, key, block, ours, theirs, base)
             continue
         if value is not MISSING:
             expected[key] = value
@@ -264,11 +264,12 @@ def _merge_by_key(
                 raise _ByText
             del lines[span[0] : span[1]]
         elif _same(value, theirs.value(key)):
-            _put(lines, key, theirs.key_lines(key, eol), theirs, base)
+            _put(lines, key, theirs.key_lines(key, eol), ours, theirs, base)
         elif key_span(lines, key) is not None:
             lines = set_keys("".join(lines), {key: value}, newline=eol).splitlines(keepends=True)
         else:
-            _put(lines, key, dump_key(key, value).replace("\n", eol).splitlines(True), theirs, base)
+            new = dump_key(key, value).replace("\n", eol).splitlines(True)
+            _put(lines, key, new, ours, theirs, base)
     raw = "".join(lines)
     if not conflicted:
         _check_block(raw, expected)
@@ -304,12 +305,16 @@ def _check_block(raw: str, expected: dict[str, Any]) -> None:
         raise _ByText
 
 
-def _put(lines: list[str], key: str, new: list[str], theirs: _Side, base: _Side) -> None:
+def _put(
+    lines: list[str], key: str, new: list[str], ours: _Side, theirs: _Side, base: _Side
+) -> None:
     """Replace a key's lines, or insert them after the key that precedes it on their side."""
     span = key_span(lines, key)
     if span is not None:
         lines[span[0] : span[1]] = new
         return
+    if key in ours.doc.metadata:
+        raise _ByText  # ours has the key where the line editor does not find it (quoted)
     for source in (theirs, base):
         keys = list(source.doc.metadata)
         if key in keys:
