@@ -4,9 +4,14 @@ reordered, no unchanged key requoted or reformatted, so git merges the result li
 from __future__ import annotations
 
 import difflib
+import random
 import re
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from store_helpers import Workspace
+
+from memory_ls.core.document import key_span
 
 FRONTMATTER = """---
 title: "Deploy notes"
@@ -125,3 +130,63 @@ def test_a_save_without_a_stamp_change_is_byte_for_byte(ws: Workspace) -> None:
     first = path.read_text()
     store.save("deploy", first.replace(stamp_line(first), 'updated_at: "2025-01-02T00:00:00Z"'))
     assert path.read_text() == TEXT
+
+
+_EXTRA_KEYS = ["title", "owner", "status", "links", "area"]
+_OPERATIONS = st.lists(
+    st.sampled_from(["edit", "body", "tags", "same-tags", "read-back", "subset"]),
+    min_size=1,
+    max_size=5,
+)
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    st.permutations(["tags", "created_at", "updated_at", *_EXTRA_KEYS]),
+    _OPERATIONS,
+    st.randoms(use_true_random=False),
+)
+def test_no_write_reorders_the_keys(
+    ws: Workspace, keys: list[str], operations: list[str], chance: random.Random
+) -> None:
+    values = {
+        "tags": "[ops, release]",
+        "created_at": "2025-01-01T00:00:00Z",
+        "updated_at": "'2025-01-02T00:00:00Z'",
+        "title": '"Deploy"',
+        "owner": "ann   # on call",
+        "status": "draft",
+        "links": "{a: 1}",
+        "area": "\n  - build\n  - ship",
+    }
+    block = "".join(f"{key}: {values[key]}\n".replace(": \n", ":\n") for key in keys)
+    store = ws.store()
+    path = ws.write(ws.primary / "deploy.md", f"---\n{block}---\n{BODY}")
+    for operation in operations:
+        text = path.read_text()
+        body = text.split("---\n", 2)[2]
+        if operation == "edit":
+            store.edit("deploy", needle="Ship", replacement="Ship")
+        elif operation == "body":
+            store.save("deploy", body + "More.\n")
+        elif operation == "tags":
+            store.save("deploy", body, ["ops", f"t{chance.randrange(100)}"])
+        elif operation == "same-tags":
+            store.save("deploy", body, ["ops", "release"])
+        elif operation == "read-back":
+            store.save("deploy", text)
+        else:  # the writer keeps some keys of the block only, as written
+            lines = text.split("---\n")[1].splitlines(keepends=True)
+            kept = [key for key in keys if chance.random() < 0.5]
+            spans = [key_span(lines, key) for key in kept]
+            block = "".join("".join(lines[s[0] : s[1]]) for s in spans if s is not None)
+            store.save("deploy", f"---\n{block}---\n{body}")
+    after = path.read_text()
+    assert keys_of(after) == keys
+    for key in keys:
+        if key not in ("tags", "updated_at"):  # the keys writes change
+            assert f"\n{key}: {values[key]}\n".replace(": \n", ":\n") in after, key

@@ -401,6 +401,23 @@ def set_keys(
     return "".join(lines)
 
 
+def carry_keys(raw: str, source: str, keys: Sequence[str], order: Sequence[str]) -> str | None:
+    """`raw` with the lines of `keys` copied as written from the block `source`, each where
+    `order` puts it; None when a key's lines cannot be told apart there."""
+    eol = "\r\n" if "\r\n" in raw or (not raw and "\r\n" in source) else "\n"
+    lines = raw.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += eol
+    old_lines = source.splitlines(keepends=True)
+    for key in keys:
+        span = key_span(old_lines, key)
+        if span is None or key_span(lines, key) is not None:
+            return None
+        at = _insertion_line(lines, key, order)
+        lines[at:at] = [line.rstrip("\r\n") + eol for line in old_lines[span[0] : span[1]]]
+    return "".join(lines)
+
+
 def _insertion_line(lines: list[str], key: str, order: Sequence[str]) -> int:
     """Where a new key's lines go: after the nearest key before it in `order` that the block
     has, else before the nearest one after it, else at the end (git merges a block whose

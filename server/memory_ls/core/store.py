@@ -20,6 +20,7 @@ from memory_ls.core.backlinks import serena_key
 from memory_ls.core.conflicts import conflict_warning
 from memory_ls.core.document import (
     Document,
+    carry_keys,
     iso,
     jsonable,
     parse_document,
@@ -1462,14 +1463,17 @@ def _document_for_save(
         content_tags = given.metadata.get("tags")
         if tags is None and isinstance(content_tags, list):
             tags = [str(t) for t in content_tags]
+        order: list[str] = []
         if old is not None and old.problem is None:
-            for key, value in old.metadata.items():
-                if key not in given.metadata and key != "updated_at":
-                    extra.setdefault(key, value)
+            order = list(old.metadata)
+            left_out = [k for k in order if k not in given.metadata and k != "updated_at"]
+            # Keys the content left out come back as they were written and where they
+            # were: a reordered or reformatted block is a change git must merge.
+            given = _with_old_lines(given, old, [k for k in left_out if k not in extra], order)
+            for key in left_out:
+                if key not in given.metadata:
+                    extra.setdefault(key, old.metadata[key])
         stamp = updated_at if updated_at is not None else given.metadata.get("updated_at")
-        # Keys the content left out come back where they were, not at the end: a reordered
-        # block is a change git must merge line by line.
-        order = list(old.metadata) if old is not None and old.problem is None else []
         return update_document(
             given,
             given.body,
@@ -1493,6 +1497,21 @@ def _document_for_save(
     # A plain memory is replaced whole (its byte order mark too); a block stays.
     base = old if old is not None and old.has_frontmatter else None
     return update_document(base, text, tags=tags, extra=extra or None, now=parse_timestamp(stamp))
+
+
+def _with_old_lines(given: Document, old: Document, keys: list[str], order: list[str]) -> Document:
+    """The written document with the old block's lines of `keys` put back as they were
+    (unchanged when they cannot be carried over exactly)."""
+    if not keys:
+        return given
+    raw = carry_keys(given.raw_frontmatter or "", old.raw_frontmatter or "", keys, order)
+    if raw is None:
+        return given
+    carried = parse_document(render(replace(given, raw_frontmatter=raw)))
+    same = all(
+        key in carried.metadata and carried.metadata[key] == old.metadata[key] for key in keys
+    )
+    return carried if carried.problem is None and same else given
 
 
 def _with_timestamps(doc: Document, created_at: object, updated_at: object) -> Document:
