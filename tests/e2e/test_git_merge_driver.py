@@ -280,3 +280,36 @@ def test_setup_outside_a_repository_is_refused(tmp_path: Path) -> None:
     assert done.returncode == 3
     assert "is not in a git work tree" in done.stderr
     assert not (tmp_path / "plain" / ".gitattributes").exists()
+
+
+def test_an_installed_entry_point_is_written_by_its_path_and_run_by_git(tmp_path: Path) -> None:
+    """A console script as pip writes it, in a folder with a space: git-setup names it by
+    its absolute path, and git runs it with a PATH that does not have it."""
+    scripts = tmp_path / "my venv" / "bin"
+    scripts.mkdir(parents=True)
+    script = scripts / "memory-ls"
+    script.write_text(
+        f"#!{sys.executable}\nimport sys\nfrom memory_ls.cli import main\nsys.exit(main())\n"
+    )
+    script.chmod(0o755)
+    root = tmp_path / "repo"
+    root.mkdir()
+    (tmp_path / "home").mkdir()
+    repo = Repo(root, tmp_path / "home")
+    repo.git("init", "-q", "-b", "main")
+    repo.write(MEMORY, BASE_TEXT)
+    setup = repo.run(str(script), "git-setup", "--no-global")
+    assert setup.returncode == 0, setup.stderr
+    driver = repo.git("config", "--get", "merge.memory-ls.driver").strip()
+    assert driver == f"'{script}' merge-driver %O %A %B %P"
+    repo.commit("deploy notes")
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.write(MEMORY, BASE_TEXT.replace("[ops]", "[ops, release]"))
+    repo.commit("feature")
+    repo.git("checkout", "-q", "main")
+    repo.write(MEMORY, BASE_TEXT.replace("[ops]", "[ops, ci]"))
+    repo.commit("main")
+    repo.env["PATH"] = os.path.dirname(shutil.which("git") or "/usr/bin/git")
+    merged = repo.run("git", "merge", "-q", "--no-edit", "feature")
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    assert parse_document(repo.read(MEMORY)).tags == ["ops", "ci", "release"]
