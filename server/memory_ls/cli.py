@@ -230,6 +230,34 @@ def build_parser() -> argparse.ArgumentParser:
         default="records",
         help="what FILE is (default: records)",
     )
+    driver = command(
+        "merge-driver",
+        "git's merge driver for memories: frontmatter key by key, the body as text "
+        "(set up by git-setup)",
+    )
+    driver.add_argument("base", metavar="BASE", help="%%O: the common ancestor's version")
+    driver.add_argument("ours", metavar="OURS", help="%%A: our version; the result is written here")
+    driver.add_argument("theirs", metavar="THEIRS", help="%%B: their version")
+    driver.add_argument("pathname", metavar="PATH", nargs="?", help="%%P: the file's path")
+    driver.add_argument(
+        "--conflict-style",
+        choices=("merge", "diff3", "zdiff3"),
+        default=None,
+        help="how conflicts are marked (default: git's merge.conflictStyle, else merge)",
+    )
+
+    setup = command(
+        "git-setup",
+        "have git merge the repository's memories with merge-driver "
+        "(.gitattributes and the repository's git config)",
+    )
+    setup.add_argument("--uninstall", action="store_true", help="remove what git-setup writes")
+    setup.add_argument(
+        "--command",
+        dest="driver_command",
+        metavar="CMD",
+        help="the program git runs as the driver (default: this memory-ls by its absolute path)",
+    )
     return parser
 
 
@@ -277,6 +305,8 @@ def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> i
 
             run_mcp(layer, os.path.abspath(args.root or os.getcwd()), args.tool_prefix)
             return EXIT_OK
+        if args.command == "merge-driver":
+            return _merge_driver(args, stderr)
         settings = merge_layers(layer)
         config = resolve_store_config(settings, args.root or os.getcwd())
         for missing in config.missing_additional:
@@ -344,6 +374,8 @@ def _dispatch(
         return _export(args, store, stdout)
     if command == "changes":
         return _changes(args, store, stdout, stderr)
+    if command == "git-setup":
+        return _git_setup(args, store.config, stdout, stderr)
     result: dict[str, Any]
     if command == "list":
         result = store.list_memories(
@@ -507,6 +539,75 @@ def _changes(args: argparse.Namespace, store: Store, stdout: TextIO, stderr: Tex
         )
     print(summary_line(report.diagnostics), file=stderr)
     return EXIT_FINDINGS if has_findings(report.diagnostics) else EXIT_OK
+
+
+def _merge_driver(args: argparse.Namespace, stderr: TextIO) -> int:
+    """Merge one memory for git: the result in OURS; 0 when clean, 1 with conflicts marked."""
+    from memory_ls.core.merge import MergeFailed, conflict_style_of_repository, merge_files
+
+    style = args.conflict_style or conflict_style_of_repository(os.getcwd())
+    try:
+        result = merge_files(args.base, args.ours, args.theirs, style=style)
+    except (OSError, MergeFailed) as exc:
+        # git then treats the file as conflicted and leaves our version in place.
+        print(f"memory-ls: merge-driver: {args.pathname or args.ours}: {exc}", file=stderr)
+        return EXIT_USAGE
+    if result.conflicts:
+        keys = (
+            f" (frontmatter: {', '.join(result.conflicted_keys)})" if result.conflicted_keys else ""
+        )
+        print(
+            f"memory-ls: merge-driver: {args.pathname or args.ours}: "
+            f"{result.conflicts} conflict(s){keys}",
+            file=stderr,
+        )
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def _git_setup(
+    args: argparse.Namespace, config: StoreConfig, stdout: TextIO, stderr: TextIO
+) -> int:
+    from memory_ls.core.git_setup import GitSetupError, driver_command, install, uninstall
+
+    try:
+        if args.uninstall:
+            report = uninstall(config)
+        else:
+            report = install(config, args.driver_command or driver_command())
+    except GitSetupError as exc:
+        print(f"memory-ls: git-setup: {exc}", file=stderr)
+        return EXIT_REFUSED
+    if args.json:
+        result = {
+            "repository": report.repository,
+            "attributesFile": report.attributes_file,
+            "addedLines": report.added_lines,
+            "removedLines": report.removed_lines,
+            "configSet": report.config_set,
+            "configRemoved": report.config_removed,
+            "skippedFolders": report.skipped_folders,
+            "changed": report.changed,
+        }
+        print(json.dumps(result, ensure_ascii=False, indent=2), file=stdout)
+        return EXIT_OK
+    attributes = _relative(report.attributes_file, os.getcwd())
+    for folder in report.skipped_folders:
+        print(f"memory-ls: git-setup: {folder} is outside the repository; skipped", file=stderr)
+    for line in report.added_lines:
+        print(f"{attributes}: added  {line}", file=stdout)
+    for line in report.removed_lines:
+        print(f"{attributes}: removed  {line}", file=stdout)
+    for key, value in report.config_set.items():
+        print(f"git config: set {key} = {value}", file=stdout)
+    for key in report.config_removed:
+        print(f"git config: removed {key}", file=stdout)
+    if not report.changed:
+        state = "not set up" if args.uninstall else "already set up"
+        print(
+            f"memory-ls: git-setup: nothing to change ({state} in {report.repository})", file=stdout
+        )
+    return EXIT_OK
 
 
 def _export(args: argparse.Namespace, store: Store, stdout: TextIO) -> int:

@@ -34,6 +34,7 @@ DIAGNOSTIC_CODES: tuple[str, ...] = (
     "broken-link",
     "shadowed",
     "invalid-frontmatter",
+    "merge-conflict",
     "invalid-name",
     "too-large",
     "invalid-encoding",
@@ -52,6 +53,8 @@ DEFAULT_SEVERITIES: Mapping[str, Severity] = MappingProxyType(
         "broken-link": "warning",
         "shadowed": "information",
         "invalid-frontmatter": "error",
+        # Markers agents would read as knowledge: `<<<<<<<` ... `>>>>>>>` left by git.
+        "merge-conflict": "error",
         "invalid-name": "error",
         "too-large": "warning",
         "invalid-encoding": "error",

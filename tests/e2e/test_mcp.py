@@ -612,6 +612,29 @@ async def test_read_list_search(ws: Workspace) -> None:
         assert text == "No memory matched any of these words (tabs); try other or fewer words."
 
 
+async def test_a_memory_with_an_unresolved_merge_conflict_is_read_after_a_warning(
+    ws: Workspace,
+) -> None:
+    conflicted = (
+        "---\ntags: [ops]\n---\n# Deploy\n<<<<<<< HEAD\nShip weekly.\n=======\n"
+        "Ship daily.\n>>>>>>> feature\n"
+    )
+    (ws.primary).mkdir(parents=True)
+    (ws.primary / "deploy.md").write_text(conflicted)
+    async with mcp_server(ws) as session:
+        answer = await call(session, "read_memory", memory_name="deploy")
+        assert not answer.is_error
+        warning, text = (b.text for b in answer.content if isinstance(b, TextContent))
+        assert warning.startswith(
+            "Warning [merge-conflict]: memory 'deploy' holds 1 unresolved git merge conflict(s) "
+            "(from line 5: `<<<<<<<`"
+        )
+        assert "do not act on either side" in warning
+        assert text == conflicted  # the file itself, unchanged, after the warning
+        result = answer.structured_content or {}
+        assert result["warning"] == warning
+
+
 async def test_find_memories_about_a_file_before_changing_it(ws: Workspace) -> None:
     (ws.root / "src" / "shop").mkdir(parents=True)
     (ws.root / "src" / "shop" / "cart.py").write_text("class Cart: ...\n")

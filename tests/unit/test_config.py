@@ -56,6 +56,7 @@ def test_defaults_follow_the_spec() -> None:
         "stale-path": "warning",  # turned off outside git by resolve_store_config
         "near-duplicate": "information",
         "superseded": "hint",
+        "merge-conflict": "error",
     }
     assert set(DEFAULT_SEVERITIES) == set(DIAGNOSTIC_CODES)
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypeVar
 
 from memory_ls.config import Severity
+from memory_ls.core.conflicts import find_conflicts, may_hold_markers
 from memory_ls.core.context_limits import find_cut
 from memory_ls.core.document import Document, decode_memory, parse_document
 from memory_ls.core.folders import Folder, StoreConfig
@@ -229,7 +230,8 @@ def memory_diagnostics(
                 "(maxMemoryBytes); split it into smaller memories.",
             )
         )
-    if doc is not None and doc.problem is not None:
+    # A block broken by conflict markers is reported as the conflict (merge-conflict).
+    if doc is not None and doc.problem is not None and not _conflicted(doc.raw_frontmatter):
         line = doc.problem.line
         found.append(
             Diagnostic(memory.path, line, 0, line, 0, "invalid-frontmatter", doc.problem.message)
@@ -258,6 +260,58 @@ def memory_diagnostics(
                 )
             )
     return found
+
+
+def _conflicted(raw: str | None) -> bool:
+    """Whether a frontmatter block holds merge conflict markers."""
+    return raw is not None and may_hold_markers(raw) and bool(find_conflicts(raw))
+
+
+def conflict_diagnostics(path: str, text: str) -> list[Diagnostic]:
+    """`merge-conflict`: one per conflict block (from `<<<<<<<` to `>>>>>>>`), and one per
+    marker left outside a complete block."""
+    found = find_conflicts(text)
+    if not found:
+        return []
+    lines = text.split("\n")
+    diagnostics = []
+    for block in found.blocks:
+        end_col = len(lines[block.end].rstrip("\r"))
+        middle = f"base at line {block.base + 1}, " if block.base is not None else ""
+        diagnostics.append(
+            Diagnostic(
+                path,
+                block.start,
+                0,
+                block.end,
+                end_col,
+                "merge-conflict",
+                f"Unresolved merge conflict (lines {block.start + 1}-{block.end + 1}: "
+                f"{middle}theirs after line {block.separator + 1}): agents read both sides as "
+                "knowledge. Keep ours, theirs or both and remove the marker lines.",
+                data={
+                    "start": block.start,
+                    "base": block.base,
+                    "separator": block.separator,
+                    "end": block.end,
+                },
+            )
+        )
+    for line in found.stray:
+        diagnostics.append(
+            Diagnostic(
+                path,
+                line,
+                0,
+                line,
+                len(lines[line].rstrip("\r")),
+                "merge-conflict",
+                "A merge conflict marker left behind: finish resolving the conflict and "
+                "remove the marker line.",
+                data={"stray": line},
+            )
+        )
+    return diagnostics
 
 
 def apply_severities(
@@ -615,6 +669,8 @@ def text_diagnostics(
                     "cannot read it reliably. Re-save it as UTF-8 or remove it.",
                 )
             )
+        if readable and text is not None:
+            found.extend(conflict_diagnostics(memory.path, text))
         if readable and text is not None and memory.scope == "project":
             found.extend(secret_diagnostics(memory.path, text, scans.secrets if scans else None))
         if supersedes is not None and doc is not None and supersede_counts(memory, shadowed):

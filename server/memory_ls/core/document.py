@@ -350,7 +350,7 @@ def dump_key(key: str, value: Any, *, block: bool = False) -> str:
     return _HANDLER.export({key: value}, Dumper=_Dumper, sort_keys=False) + "\n"
 
 
-def _key_span(lines: list[str], key: str) -> tuple[int, int] | None:
+def key_span(lines: list[str], key: str) -> tuple[int, int] | None:
     """Lines [start, end) holding a top-level key and its indented or `- ` continuation."""
     for start, line in enumerate(lines):
         if line.startswith(f"{key}:"):
@@ -362,27 +362,34 @@ def _key_span(lines: list[str], key: str) -> tuple[int, int] | None:
 
 
 def set_keys(
-    raw: str, changes: Mapping[str, Any], remove: Sequence[str] = (), *, newline: str | None = None
+    raw: str,
+    changes: Mapping[str, Any],
+    remove: Sequence[str] = (),
+    *,
+    newline: str | None = None,
+    order: Sequence[str] = (),
 ) -> str:
     """Frontmatter text with some top-level keys set or removed, every other line as written.
 
     Re-dumping the whole block would reformat the author's keys, drop comments and
     expand YAML aliases, so only the lines of the changed keys are touched; a timestamp
     on a line of its own keeps that line's quoting and comment. New lines end like the
-    block's lines (`newline` for an empty block).
+    block's lines (`newline` for an empty block). A new key goes after the key that
+    precedes it in `order` (the order the memory had), else at the end.
     """
     eol = newline or ("\r\n" if "\r\n" in raw else "\n")
     lines = raw.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += eol
     for key in remove:
-        span = _key_span(lines, key)
+        span = key_span(lines, key)
         if span is not None:
             del lines[span[0] : span[1]]
     for key, value in changes.items():
-        span = _key_span(lines, key)
+        span = key_span(lines, key)
         if span is None:
-            lines.append(dump_key(key, value).replace("\n", eol))
+            at = _insertion_line(lines, key, order)
+            lines[at:at] = [dump_key(key, value).replace("\n", eol)]
             continue
         start, end = span
         restamped = _restamp(lines[start], value) if end == start + 1 else None
@@ -392,6 +399,40 @@ def set_keys(
         was_block = end > start + 1 and lines[start].rstrip().endswith(":")
         lines[start:end] = [dump_key(key, value, block=was_block).replace("\n", eol)]
     return "".join(lines)
+
+
+def carry_keys(raw: str, source: str, keys: Sequence[str], order: Sequence[str]) -> str | None:
+    """`raw` with the lines of `keys` copied as written from the block `source`, each where
+    `order` puts it; None when a key's lines cannot be told apart there."""
+    eol = "\r\n" if "\r\n" in raw or (not raw and "\r\n" in source) else "\n"
+    lines = raw.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += eol
+    old_lines = source.splitlines(keepends=True)
+    for key in keys:
+        span = key_span(old_lines, key)
+        if span is None or key_span(lines, key) is not None:
+            return None
+        at = _insertion_line(lines, key, order)
+        lines[at:at] = [line.rstrip("\r\n") + eol for line in old_lines[span[0] : span[1]]]
+    return "".join(lines)
+
+
+def _insertion_line(lines: list[str], key: str, order: Sequence[str]) -> int:
+    """Where a new key's lines go: after the nearest key before it in `order` that the block
+    has, else before the nearest one after it, else at the end (git merges a block whose
+    keys keep their places)."""
+    if key in order:
+        position = order.index(key)
+        for previous in reversed(order[:position]):
+            span = key_span(lines, previous)
+            if span is not None:
+                return span[1]
+        for following in order[position + 1 :]:
+            span = key_span(lines, following)
+            if span is not None:
+                return span[0]
+    return len(lines)
 
 
 _SCALAR_LINE = re.compile(
@@ -459,11 +500,13 @@ def update_document(
     tags: list[str] | None = None,
     now: dt.datetime | None = None,
     extra: Mapping[str, Any] | None = None,
+    order: Sequence[str] = (),
 ) -> Document:
     """The document after a write: body replaced, other keys kept, timestamps kept current.
 
     A new or plain memory stays plain unless tags or extra keys are given (agents read
-    these files raw). `extra` keys from written content merge over the existing ones.
+    these files raw). `extra` keys from written content merge over the existing ones;
+    keys the block lacks go where `order` (the memory's key order before) puts them.
     Only keys whose value changes are rewritten; every other byte of the block, the BOM
     and CRLF line breaks are kept (the new body gets the file's line breaks).
     """
@@ -505,7 +548,7 @@ def update_document(
     # created_at is left as it is, even absent (SPEC 2.5): only a new block gets one.
     if doc.metadata.get("updated_at") != stamp:
         changes["updated_at"] = stamp
-    raw = set_keys(doc.raw_frontmatter or "", changes, newline=doc.newline)
+    raw = set_keys(doc.raw_frontmatter or "", changes, newline=doc.newline, order=order)
     return dataclasses.replace(
         doc, body=body, metadata={**doc.metadata, **changes}, raw_frontmatter=raw
     )

@@ -17,8 +17,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memory_ls.core.backlinks import serena_key
+from memory_ls.core.conflicts import conflict_warning
 from memory_ls.core.document import (
     Document,
+    carry_keys,
     iso,
     jsonable,
     parse_document,
@@ -1271,8 +1273,11 @@ def read_result(memory: MemoryFile, data: bytes) -> dict[str, Any]:
         "readOnly": memory.read_only,
         "version": version_of(data),
     }
-    if warning is not None:
-        result["warning"] = warning
+    # An unresolved merge conflict is said first: its two sides are not knowledge.
+    conflict = conflict_warning(memory.qualified, text)
+    warnings = [w for w in (conflict, warning) if w is not None]
+    if warnings:
+        result["warning"] = "\n".join(warnings)
     return result
 
 
@@ -1458,13 +1463,24 @@ def _document_for_save(
         content_tags = given.metadata.get("tags")
         if tags is None and isinstance(content_tags, list):
             tags = [str(t) for t in content_tags]
+        order: list[str] = []
         if old is not None and old.problem is None:
-            for key, value in old.metadata.items():
-                if key not in given.metadata and key != "updated_at":
-                    extra.setdefault(key, value)
+            order = list(old.metadata)
+            left_out = [k for k in order if k not in given.metadata and k != "updated_at"]
+            # Keys the content left out come back as they were written and where they
+            # were: a reordered or reformatted block is a change git must merge.
+            given = _with_old_lines(given, old, [k for k in left_out if k not in extra], order)
+            for key in left_out:
+                if key not in given.metadata:
+                    extra.setdefault(key, old.metadata[key])
         stamp = updated_at if updated_at is not None else given.metadata.get("updated_at")
         return update_document(
-            given, given.body, tags=tags, extra=extra or None, now=parse_timestamp(stamp)
+            given,
+            given.body,
+            tags=tags,
+            extra=extra or None,
+            now=parse_timestamp(stamp),
+            order=order,
         )
     if old is not None and old.problem is not None and (tags is not None or extra):
         # Keys cannot be merged into a block that does not parse, and replacing the block
@@ -1481,6 +1497,21 @@ def _document_for_save(
     # A plain memory is replaced whole (its byte order mark too); a block stays.
     base = old if old is not None and old.has_frontmatter else None
     return update_document(base, text, tags=tags, extra=extra or None, now=parse_timestamp(stamp))
+
+
+def _with_old_lines(given: Document, old: Document, keys: list[str], order: list[str]) -> Document:
+    """The written document with the old block's lines of `keys` put back as they were
+    (unchanged when they cannot be carried over exactly)."""
+    if not keys:
+        return given
+    raw = carry_keys(given.raw_frontmatter or "", old.raw_frontmatter or "", keys, order)
+    if raw is None:
+        return given
+    carried = parse_document(render(replace(given, raw_frontmatter=raw)))
+    same = all(
+        key in carried.metadata and carried.metadata[key] == old.metadata[key] for key in keys
+    )
+    return carried if carried.problem is None and same else given
 
 
 def _with_timestamps(doc: Document, created_at: object, updated_at: object) -> Document:

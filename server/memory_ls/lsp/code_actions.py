@@ -1,7 +1,7 @@
 """Quick fixes for diagnostics (SPEC 3.4): move a `misrouted` memory where its name routes,
 create the memory behind a `broken-link`, "did you mean" for a `broken-link` (closest
-names) or an `unknown-prefix` (closest routing prefixes), and the path a `stale-path`
-moved to (lsp/repository.py).
+names) or an `unknown-prefix` (closest routing prefixes), the path a `stale-path`
+moved to (lsp/repository.py), and accept ours, theirs or both for a `merge-conflict`.
 
 The move is a RenameFile in a workspace edit, planned by the store's move rules: the
 name does not change, so no reference needs rewriting, and the editor moves the open
@@ -24,6 +24,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
+from memory_ls.core.conflicts import ConflictBlock, Side, find_conflicts, resolution
 from memory_ls.core.errors import Exists, InvalidArguments, MemoryStoreError
 from memory_ls.core.names import did_you_mean, split_qualified, valid_name_for
 from memory_ls.core.navigation import (
@@ -36,9 +37,15 @@ from memory_ls.core.references import Reference, find_references
 from memory_ls.core.report import answer_with_findings
 from memory_ls.lsp.commands import refusal
 from memory_ls.lsp.diagnostics import SOURCE
-from memory_ls.lsp.edits import FileEdit, can_rename_files, workspace_edit
+from memory_ls.lsp.edits import (
+    FileEdit,
+    can_rename_files,
+    uses_document_changes,
+    workspace_edit,
+)
 from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.targets import document_text, shown_path, wait_for_names
+from memory_ls.lsp.text import client_range
 
 QUICK_FIX = types.CodeActionKind.QuickFix
 # The command of "Create memory": memory.save with New Memory's first text, then the new
@@ -46,7 +53,14 @@ QUICK_FIX = types.CodeActionKind.QuickFix
 CREATE_COMMAND = "memory.create"
 
 logger = logging.getLogger(__name__)
-FIXABLE = frozenset({"misrouted", "broken-link", "unknown-prefix", "invalid-name", "stale-path"})
+FIXABLE = frozenset(
+    {"misrouted", "broken-link", "unknown-prefix", "invalid-name", "stale-path", "merge-conflict"}
+)
+_ACCEPT_TITLES: tuple[tuple[Side, str], ...] = (
+    ("ours", "Accept ours"),
+    ("theirs", "Accept theirs"),
+    ("both", "Accept both (ours, then theirs)"),
+)
 # The fixes that depend on which names the index knows (did you mean, create).
 NEED_NAMES = frozenset({"broken-link"})
 
@@ -120,6 +134,9 @@ def _fixes(
     if diagnostic.code == "invalid-name":
         yield from _rename_invalid(ls, doc, diagnostic)
         return
+    if diagnostic.code == "merge-conflict":
+        yield from _accept(ls, doc, diagnostic)
+        return
     if diagnostic.code == "stale-path":
         if ls.repository is not None:
             yield from ls.repository.fixes(doc.uri, doc.text, doc.version, diagnostic)
@@ -138,6 +155,47 @@ def _fixes(
     elif not ref.is_global:
         for name in prefix_suggestions(ref.name, ls.config.additional):
             yield _replace(ls, doc, ref, name, diagnostic, preferred=False)
+
+
+def _accept(
+    ls: MemoryServer, doc: Snapshot, diagnostic: types.Diagnostic
+) -> Iterator[tuple[str, types.CodeAction]]:
+    """Accept ours / theirs / both for the conflict block the diagnostic starts at."""
+    # Marker lines are ASCII from column 0: the client's line is ours.
+    line = diagnostic.range.start.line
+    block = next((b for b in find_conflicts(doc.text).blocks if b.start == line), None)
+    if block is None:
+        return  # an older diagnostic, or a stray marker: nothing to choose between
+    lines = doc.lines
+    for side, title in _ACCEPT_TITLES:
+        edit = _block_edit(ls, lines, block, side)
+        if uses_document_changes(ls):
+            identifier = types.OptionalVersionedTextDocumentIdentifier(
+                uri=doc.uri, version=doc.version
+            )
+            change = types.WorkspaceEdit(
+                document_changes=[types.TextDocumentEdit(text_document=identifier, edits=[edit])]
+            )
+        else:
+            change = types.WorkspaceEdit(changes={doc.uri: [edit]})
+        action = types.CodeAction(
+            title=title, kind=QUICK_FIX, diagnostics=[diagnostic], edit=change
+        )
+        yield f"conflict:{block.start}:{side}", action
+
+
+def _block_edit(
+    ls: MemoryServer, lines: list[str], block: ConflictBlock, side: Side
+) -> types.TextEdit:
+    """The edit that puts one side (or both) in place of a block, markers included."""
+    kept = resolution(lines, block, side)
+    if block.end + 1 < len(lines):
+        new_text = "".join(f"{line}\n" for line in kept)
+        where = client_range(ls, lines, block.start, 0, block.end + 1, 0)
+    else:  # the block ends the text, without a line break after it
+        new_text = "\n".join(kept)
+        where = client_range(ls, lines, block.start, 0, block.end, len(lines[block.end]))
+    return types.TextEdit(range=where, new_text=new_text)
 
 
 def _reference(

@@ -45,7 +45,9 @@ READ_DESCRIPTION = f"""Read a memory: the answer is the file's text exactly as s
 (frontmatter included), with where it is stored and its version as structured content
 (include_version=true adds the version to the text). Read the memories likely relevant to
 the current task before starting it. A file that is not UTF-8 text is refused or shown
-after a warning. An unknown name is answered with the closest existing names.
+after a warning; a memory holding an unresolved git merge conflict is shown after a
+warning (resolve it before relying on it). An unknown name is answered with the closest
+existing names.
 
 Lookup order: the primary folder (with its topics), then the additional folders, then the
 global folder; the first hit wins. `global/NAME` or scope "global" reads the global one.

@@ -1,6 +1,7 @@
 """read_memory: the file's text as Serena answers it, with its version and any warning.
 
-A superseded memory's answer starts with a note naming the newer one; with `related`,
+A memory holding an unresolved git merge conflict starts with a warning saying so; a
+superseded memory's answer starts with a note naming the newer one; with `related`,
 a block lists the memories one link away. The file's text is always a block of its own.
 """
 
@@ -10,6 +11,7 @@ from typing import Annotated, Any
 from mcp.types import CallToolResult
 from pydantic import Field, Strict
 
+from memory_ls.core.conflicts import conflict_warning
 from memory_ls.core.errors import OutsideStore
 from memory_ls.core.fsio import is_within
 from memory_ls.core.gate import decode_for_read
@@ -58,6 +60,10 @@ def read_memory(ctx: ToolContext) -> Callable[..., Any]:
                 blocks.insert(0, supersede_note(memory.qualified, successors))
             if warning is not None:
                 blocks.insert(0, warning)
+            # Before anything else: the text holds two versions of some lines, neither settled.
+            conflict = conflict_warning(memory.qualified, text)
+            if conflict is not None:
+                blocks.insert(0, conflict)
             if related:
                 blocks.append(related_text(memory.qualified, result["related"]))
             if include_version:

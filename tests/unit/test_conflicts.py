@@ -1,0 +1,94 @@
+"""Unresolved merge conflicts in memories (core/conflicts.py): found, reported, warned about."""
+
+from __future__ import annotations
+
+from store_helpers import Workspace
+
+from memory_ls.core.conflicts import ConflictBlock, find_conflicts, resolution
+from memory_ls.core.diagnostics import check_store
+
+BODY_CONFLICT = """# Deploy
+
+Steps:
+<<<<<<< HEAD
+Run make deploy.
+=======
+Run ./deploy.sh.
+>>>>>>> feature
+Then check the logs.
+"""
+
+FRONTMATTER_CONFLICT = """---
+<<<<<<< HEAD
+updated_at: 2025-02-01T00:00:00Z
+=======
+updated_at: 2025-03-01T00:00:00Z
+>>>>>>> feature
+---
+# Deploy
+"""
+
+
+def test_blocks_with_and_without_diff3_base() -> None:
+    assert find_conflicts(BODY_CONFLICT).blocks == (ConflictBlock(3, None, 5, 7),)
+    diff3 = "<<<<<<< ours\na\n||||||| base\nb\n=======\nc\n>>>>>>> theirs\n"
+    (block,) = find_conflicts(diff3).blocks
+    assert block == ConflictBlock(0, 2, 4, 6)
+    assert list(block.ours) == [1] and list(block.theirs) == [5]
+
+
+def test_a_setext_heading_is_not_a_conflict() -> None:
+    text = "Title\n=======\n\nText >>>>>>> here and a <<<<<<<< long arrow\n"
+    assert not find_conflicts(text)
+
+
+def test_markers_left_outside_a_block_are_stray() -> None:
+    text = "a\n>>>>>>> feature\nb\n<<<<<<< HEAD\nc\n"
+    found = find_conflicts(text)
+    assert found.blocks == () and found.stray == (1, 3)
+
+
+def test_crlf_markers_are_found() -> None:
+    found = find_conflicts(BODY_CONFLICT.replace("\n", "\r\n"))
+    assert found.blocks == (ConflictBlock(3, None, 5, 7),)
+
+
+def test_resolution_keeps_ours_theirs_or_both() -> None:
+    lines = BODY_CONFLICT.split("\n")
+    (block,) = find_conflicts(BODY_CONFLICT).blocks
+    assert resolution(lines, block, "ours") == ["Run make deploy."]
+    assert resolution(lines, block, "theirs") == ["Run ./deploy.sh."]
+    assert resolution(lines, block, "both") == ["Run make deploy.", "Run ./deploy.sh."]
+
+
+def test_check_reports_a_body_conflict_at_its_marker_lines(ws: Workspace) -> None:
+    store = ws.store()
+    path = ws.write(ws.primary / "deploy.md", BODY_CONFLICT)
+    found = [d for d in check_store(store) if d.code == "merge-conflict"]
+    assert [(d.path, d.line, d.end_line, d.severity) for d in found] == [(str(path), 3, 7, "error")]
+    assert "lines 4-8" in found[0].message
+
+
+def test_a_conflicted_frontmatter_is_a_merge_conflict_not_bad_yaml(ws: Workspace) -> None:
+    store = ws.store()
+    ws.write(ws.primary / "deploy.md", FRONTMATTER_CONFLICT)
+    found = check_store(store)
+    assert [(d.code, d.line, d.end_line) for d in found] == [("merge-conflict", 1, 5)]
+
+
+def test_the_code_can_be_turned_off(ws: Workspace) -> None:
+    store = ws.store(diagnostics={"merge-conflict": "off"})
+    ws.write(ws.primary / "deploy.md", BODY_CONFLICT)
+    assert [d for d in check_store(store) if d.code == "merge-conflict"] == []
+
+
+def test_a_read_warns_first(ws: Workspace) -> None:
+    store = ws.store()
+    ws.write(ws.primary / "deploy.md", BODY_CONFLICT)
+    memory, data = store.read_file("deploy")
+    result, _successors = store.read_answer(memory, data)
+    assert result["warning"].startswith("Warning [merge-conflict]: memory 'deploy' holds 1 ")
+    assert "from line 4" in result["warning"]
+    ws.write(ws.primary / "clean.md", "# Clean\n\nTitle\n=======\n")
+    memory, data = store.read_file("clean")
+    assert "warning" not in store.read_answer(memory, data)[0]
