@@ -460,20 +460,28 @@ class MemoryIndex:
         """Whether the initial directory scan has finished."""
         return self._scanned.is_set()
 
-    def scan(self) -> int:
-        """Read every folder's directory tree (no file contents); return the file count."""
+    def scan(
+        self,
+        found: Sequence[MemoryFile] | None = None,
+        stamps: Mapping[str, Stamp] | None = None,
+    ) -> int:
+        """Read every folder's directory tree (no file contents); return the file count.
+
+        `found`: the files a walk by the scan's rules already listed (folder by folder in
+        lookup order), with the stamps it took by path in `stamps`: nothing is read again.
+        """
         # Cycle collection would walk the heap again and again while 100,000 objects are
         # made that hold no cycles; it runs once when the scan is done.
         collecting = gc.isenabled()
         gc.disable()
         try:
-            return self._scan()
+            return self._scan(found, stamps or {})
         finally:
             if collecting:
                 gc.enable()
 
-    def _scan(self) -> int:
-        found = Store(self.config).scan()
+    def _scan(self, listed: Sequence[MemoryFile] | None, stamps: Mapping[str, Stamp]) -> int:
+        found = Store(self.config).scan() if listed is None else listed
         by_name: dict[str, MemoryFile | list[MemoryFile]] = {}
         in_scope: dict[str, set[str]] = {"project": set(), "global": set()}
         for memory in found:  # folder by folder in lookup order, so each list is ranked
@@ -484,7 +492,7 @@ class MemoryIndex:
                 in_scope[memory.folder.scope].add(qualified)
         every = _SortedNames(sorted((_folded(name), name) for name in by_name))
         with self._lock:
-            self._files = {memory.path: (memory, None) for memory in found}
+            self._files = {memory.path: (memory, stamps.get(memory.path)) for memory in found}
             self._directories = {os.path.dirname(path) for path in self._files}
             self._by_name = by_name
             self._in_scope = in_scope

@@ -247,8 +247,12 @@ class Store:
         search_index: SearchIndex | None = None,
         reference_sources: Callable[[Sequence[str]], list[str] | None] | None = None,
         scan_cache: ScanCache | None = None,
+        wrote: Callable[[str], None] | None = None,
     ) -> None:
         self.config = config
+        # Told each path this store writes or removes, as it does (a live index catches up
+        # at once instead of waiting for the file event).
+        self.wrote = wrote
         # Folder scans kept between calls of a long-lived process (None: scan every time).
         self.scan_cache = scan_cache
         # The full-text index for `search` (None: every search reads the memories).
@@ -266,7 +270,17 @@ class Store:
 
     def fork(self) -> Store:
         """A store on the same folders and indexes with its own record of changes."""
-        return Store(self.config, self.search_index, self.reference_sources, self.scan_cache)
+        return Store(
+            self.config, self.search_index, self.reference_sources, self.scan_cache, self.wrote
+        )
+
+    def _record(self, change: Change) -> None:
+        """Remember a change for the answer, and tell `wrote` its paths."""
+        self.changes.append(change)
+        if self.wrote is not None:
+            self.wrote(change.memory.path)
+            if change.moved_from is not None:
+                self.wrote(change.moved_from.path)
 
     # ----- finding -------------------------------------------------------------------
 
@@ -613,7 +627,7 @@ class Store:
                     ensure_folder(folder.path)
                 atomic_write(real, data, owner.real)
             memory = MemoryFile(parsed.name, path, folder)
-            self.changes.append(Change("save", memory, before, data))
+            self._record(Change("save", memory, before, data))
             return {
                 "name": qualified,
                 "path": path,
@@ -753,7 +767,7 @@ class Store:
                 secrets=self.config.secrets,
             )
             atomic_write(real, data, owner.real)
-        self.changes.append(Change("edit", memory, before, data))
+        self._record(Change("edit", memory, before, data))
         return {
             "name": memory.qualified,
             "path": memory.path,
@@ -773,7 +787,7 @@ class Store:
             before = read_bytes(memory.path) if expected is not None else None
             check_version(expected, before, memory.qualified)
             self._remove(memory)
-        self.changes.append(Change("delete", memory, before, None))
+        self._record(Change("delete", memory, before, None))
         return {"name": memory.qualified, "path": memory.path}
 
     def plan_move(self, raw_name: object, raw_new_name: object, scope: object = None) -> MovePlan:
@@ -865,7 +879,7 @@ class Store:
             atomic_write(target, data, owner.real)
             self._remove(source)
         moved = MemoryFile(plan.new_name, plan.target, folder)
-        self.changes.append(Change("move", moved, data, data, moved_from=source))
+        self._record(Change("move", moved, data, data, moved_from=source))
 
     def _reference_holders(self, plan: MovePlan) -> list[MemoryFile] | None:
         """The memories that may refer to the one `plan` moves, at their paths after the
@@ -914,6 +928,8 @@ class Store:
                 if count:
                     real, owner = self._write_target(memory.path)
                     atomic_write(real, new_text, owner.real)
+                    if self.wrote is not None:
+                        self.wrote(memory.path)
                     total += count
         return total
 

@@ -1,0 +1,192 @@
+"""`memory-ls mcp` keeps its indexes live with a watch over the memory folders (core/live.py).
+
+Changes made by other processes show in the next call once the watch reported them (the
+tests poll the tool until a deadline); the server's own writes show at once; without a
+watch (MEMORY_LS_NO_SERVER_WATCH=1) each call compares the disk with the index, says so
+in the log, and sees every change at once.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, TextIO
+
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from test_mcp import Workspace, mcp_server, ok, until, ws
+
+__all__ = ["ws"]
+
+
+def names(result: dict[str, Any]) -> list[str]:
+    """The memory names of a search or listing answer."""
+    return [m["name"] for m in result["memories"]]
+
+
+def searched(query: str) -> dict[str, Any]:
+    """search_memories' arguments for a query."""
+    return {"query": query, "limit": 50}
+
+
+async def test_changes_made_by_another_process_show_after_the_watch_reported_them(
+    ws: Workspace,
+) -> None:
+    (ws.primary).mkdir(parents=True)
+    (ws.primary / "kept.md").write_text("# Kept\n\nNothing to see.\n")
+    async with mcp_server(ws) as session:
+        _, listed = await ok(session, "list_memories")
+        assert names(listed) == ["kept"]
+
+        # Written by another process: found by search and listed.
+        (ws.primary / "outside_note.md").write_text("# Outside\n\nA zanzibar fact.\n")
+        await until(
+            session,
+            "search_memories",
+            lambda r: names(r) == ["outside_note"],
+            **searched("zanzibar"),
+        )
+        _, listed = await until(session, "list_memories", lambda r: "outside_note" in names(r))
+        assert names(listed) == ["kept", "outside_note"]
+
+        # Renamed by another process: the old name is gone from both, the new one there.
+        os.rename(ws.primary / "outside_note.md", ws.feature / "FEATURE_moved.md")
+        await until(
+            session,
+            "search_memories",
+            lambda r: names(r) == ["FEATURE_moved"],
+            **searched("zanzibar"),
+        )
+        _, listed = await until(session, "list_memories", lambda r: "outside_note" not in names(r))
+        assert names(listed) == ["FEATURE_moved", "kept"]
+
+        # Edited in place by another process: the new words are found, the old ones not.
+        (ws.feature / "FEATURE_moved.md").write_text("# Moved\n\nA quokka fact.\n")
+        await until(
+            session,
+            "search_memories",
+            lambda r: names(r) == ["FEATURE_moved"],
+            **searched("quokka"),
+        )
+        _, found = await ok(session, "search_memories", **searched("zanzibar"))
+        assert names(found) == []
+
+        # Deleted by another process, a whole topic folder at once.
+        topic = ws.primary / "auth"
+        topic.mkdir()
+        (topic / "tokens.md").write_text("Tokens rotate hourly.\n")
+        await until(session, "list_memories", lambda r: "auth/tokens" in names(r))
+        subprocess.run(["rm", "-r", str(topic)], check=True)
+        await until(session, "list_memories", lambda r: "auth/tokens" not in names(r))
+        _, found = await ok(session, "search_memories", **searched("rotate"))
+        assert names(found) == []
+        (ws.feature / "FEATURE_moved.md").unlink()
+        _, listed = await until(session, "list_memories", lambda r: names(r) == ["kept"])
+        assert listed["total"] == 1
+
+
+async def test_the_server_s_own_writes_show_in_the_next_call_at_once(ws: Workspace) -> None:
+    async with mcp_server(ws) as session:
+        # No folder yet: the first write makes it, and the watch follows it there.
+        for number in range(3):
+            await ok(
+                session,
+                "write_memory",
+                memory_name=f"own_{number}",
+                content=f"# Own {number}\n\nA wombat note.\n",
+            )
+            _, found = await ok(session, "search_memories", **searched("wombat"))
+            assert sorted(names(found)) == [f"own_{n}" for n in range(number + 1)]
+            _, listed = await ok(session, "list_memories")
+            assert names(listed) == [f"own_{n}" for n in range(number + 1)]
+        await ok(
+            session, "write_memory", memory_name="index", content="See [[own_0]] and mem:own_1.\n"
+        )
+        _, renamed = await ok(session, "rename_memory", old_name="own_0", new_name="FEATURE_own")
+        assert renamed["updatedReferences"] == 1
+        _, found = await ok(session, "search_memories", **searched("FEATURE_own"))
+        assert "index" in names(found)  # the rewritten reference, indexed at once
+        await ok(session, "delete_memory", memory_name="own_1")
+        _, listed = await ok(session, "list_memories")
+        assert names(listed) == ["FEATURE_own", "index", "own_2"]
+        await ok(
+            session,
+            "edit_memory",
+            memory_name="own_2",
+            needle="wombat",
+            repl="numbat",
+            mode="literal",
+        )
+        _, found = await ok(session, "search_memories", **searched("numbat"))
+        assert names(found) == ["own_2"]
+        # A file written outside later still shows: the watch covers the new folder.
+        (ws.primary / "later.md").write_text("An echidna.\n")
+        await until(
+            session, "search_memories", lambda r: names(r) == ["later"], **searched("echidna")
+        )
+
+
+@asynccontextmanager
+async def unwatched_server(ws: Workspace, log: TextIO) -> AsyncIterator[ClientSession]:
+    """`memory-ls mcp` with its watch turned off, its log written to `log`."""
+    env = {
+        "HOME": str(ws.tmp / "home"),
+        "XDG_CACHE_HOME": str(ws.tmp / "cache"),
+        "MEMORY_LS_NO_SERVER_WATCH": "1",
+        "PYTHONPATH": os.pathsep.join(sys.path),
+    }
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memory_ls.cli", "mcp", *ws.flags()],
+        env=env,
+        cwd=str(ws.tmp),
+    )
+    async with (
+        stdio_client(params, errlog=log) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+async def test_without_a_watch_each_call_compares_the_disk_and_the_log_says_so(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    ws.primary.mkdir(parents=True)
+    log_path = tmp_path / "server.log"
+    with open(log_path, "w", encoding="utf-8") as log:
+        async with unwatched_server(ws, log) as session:
+            _, listed = await ok(session, "list_memories")
+            assert names(listed) == []
+            # No waiting: the very next call compares the disk with the index.
+            (ws.primary / "outside.md").write_text("A pangolin.\n")
+            _, found = await ok(session, "search_memories", **searched("pangolin"))
+            assert names(found) == ["outside"]
+            _, listed = await ok(session, "list_memories")
+            assert names(listed) == ["outside"]
+            (ws.primary / "outside.md").unlink()
+            _, found = await ok(session, "search_memories", **searched("pangolin"))
+            assert names(found) == []
+            await ok(session, "write_memory", memory_name="own", content="A tapir.\n")
+            _, found = await ok(session, "search_memories", **searched("tapir"))
+            assert names(found) == ["own"]
+    logged = log_path.read_text(encoding="utf-8")
+    assert "the memory folders are not watched" in logged
+    assert "MEMORY_LS_NO_SERVER_WATCH=1" in logged
+
+
+async def test_a_burst_of_outside_writes_is_all_seen(ws: Workspace) -> None:
+    ws.primary.mkdir(parents=True)
+    async with mcp_server(ws) as session:
+        await ok(session, "list_memories")
+        for number in range(300):
+            (ws.primary / f"burst_{number:03d}.md").write_text(f"Burst {number} of a storm.\n")
+        await until(session, "list_memories", lambda r: r["total"] == 300, limit=1)
+        _, found = await until(
+            session, "search_memories", lambda r: r["total"] == 300, **searched("storm")
+        )
+        assert found["total"] == 300
