@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 
 from memory_ls.core.folders import Folder, StoreConfig
-from memory_ls.core.fulltext import SearchIndex
+from memory_ls.core.fulltext import Listing, SearchIndex
 from memory_ls.core.index import MemoryIndex, Stamp, facts_cache_path
 from memory_ls.core.listing import FolderScan, ScanCache, ScanFolder
 from memory_ls.core.store import MemoryFile, Resolved, Store
@@ -130,39 +130,43 @@ class LiveStore:
                 current.stop()
 
     def _load(self) -> None:
-        """List the folders once, then bring the full-text index and the facts in line."""
+        """List the folders once; from that listing bring the full-text index in line (what
+        a first search waits for), then the listing, the name index and the facts."""
+        collecting = gc.isenabled()
+        gc.disable()  # 100,000 objects that hold no cycles: collected once, at the end
         try:
-            collecting = gc.isenabled()
-            gc.disable()  # 100,000 objects that hold no cycles: collected once, at the end
+            listing = self.search_index.walk()
             try:
-                memories, stamps = self._listed()
-                self.index.scan(memories, stamps)
-                self.scan_cache.load(memories)
+                # Against the manifest an editor or an earlier process left: a comparison.
+                self.search_index.sync(walked=listing)
+            except Exception:
+                logger.exception("bringing the search index in line failed")
             finally:
-                if collecting:
-                    gc.enable()
+                self._search_ready.set()
+            memories, stamps = self._listed(listing)
+            self.scan_cache.load(memories)
+            self.scan_cache.prepare()  # what a first listing waits for
+            self.index.scan(memories, stamps)
         except Exception:
             logger.exception("listing the memory folders failed")
             self.scan_cache.load(())
         finally:
-            self._names_ready.set()
-        try:
-            stamped = {path: (s.mtime_ns, s.size) for path, s in self.index.stamps().items()}
-            self.search_index.sync(self.index.files(), stamped)
-        except Exception:
-            logger.exception("bringing the search index in line failed")
-        finally:
             self._search_ready.set()
+            self._names_ready.set()
+            if collecting:
+                gc.enable()
         try:
             # Link data for renames and supersede hints, from the facts cache where it holds.
             self.index.warm(cache_path=facts_cache_path(self.config))
         except Exception:
             logger.exception("learning the memories' facts failed")
 
-    def _listed(self) -> tuple[list[MemoryFile], dict[str, Stamp]]:
-        """Every memory file in lookup order, with its stamp (the full-text index's walk)."""
-        listing = self.search_index.walk()
+    def _listed(self, listing: Listing) -> tuple[list[MemoryFile], dict[str, Stamp]]:
+        """Every memory file of a walk in lookup order, with its stamp."""
         folders = self.config.folders
+        # Paths as `Folder.file_for` makes them, without a join per file.
+        bases = [folder.path.rstrip(os.sep) + os.sep for folder in folders]
+        plain = os.sep == "/"
         found: list[tuple[int, MemoryFile]] = []
         stamps: dict[str, Stamp] = {}
         for rank, name, mtime, size in zip(
@@ -171,15 +175,16 @@ class LiveStore:
             if size < 0:
                 continue  # gone while walked, or a folder: no memory
             folder = folders[rank]
-            memory = MemoryFile(name, folder.file_for(name), folder)
+            path = bases[rank] + name + ".md" if plain else folder.file_for(name)
+            memory = MemoryFile(name, path, folder)
             found.append((rank, memory))
-            stamps[memory.path] = Stamp(mtime, size)
+            stamps[path] = Stamp(mtime, size)
         found.sort(key=lambda pair: pair[0])  # stable: folder by folder in lookup order
         return [memory for _rank, memory in found], stamps
 
     def wait_ready(self) -> None:
-        """Wait for the names (and, briefly, the full-text index) after start."""
-        self._names_ready.wait(NAMES_WAIT_SECONDS)
+        """Wait (briefly) for the full-text index after start; listings wait for the names
+        themselves, and changes are applied once the name index is there."""
         self._search_ready.wait(SEARCH_WAIT_SECONDS)
 
     # ----- changes --------------------------------------------------------------------
@@ -290,6 +295,10 @@ class LiveStore:
         return list(found)
 
 
+def _first(pair: tuple[tuple[str, str], Resolved]) -> tuple[str, str]:
+    return pair[0]
+
+
 class LiveScanCache(ScanCache):
     """Folder scans and resolved listings from a live index: no directory is read.
 
@@ -354,9 +363,16 @@ class LiveScanCache(ScanCache):
                 for name in names:
                     self._patch(scope, items, keys, name)
 
+    def prepare(self) -> None:
+        """Sort the whole listing now (in the background), before a call asks for it."""
+        self._listing(None)
+
     def _resolved_of(self, name: str, scope: str | None) -> list[Resolved]:
         """A name's entries in a scope's listing, as `store._resolve` makes them."""
-        files = [m for m in self._by_name.get(name, ()) if scope is None or m.scope == scope]
+        held = self._by_name.get(name, ())
+        if len(held) == 1 and (scope is None or held[0].scope == scope):
+            return [Resolved(held[0])]  # nearly every name
+        files = [m for m in held if scope is None or m.scope == scope]
         if not files:
             return []
         if files[0].valid:
@@ -382,11 +398,21 @@ class LiveScanCache(ScanCache):
                 return frozen[1]
             kept = self._sorted.get(scope)
             if kept is None:
-                items = [
-                    entry for name in self._by_name for entry in self._resolved_of(name, scope)
-                ]
-                items.sort(key=lambda r: (r.memory.qualified, r.memory.path))
-                kept = (items, [(r.memory.qualified, r.memory.path) for r in items])
+                everything = self._sorted.get(None)
+                if scope is not None and everything is not None:
+                    # A scope's names are never another's (`global/` names are global).
+                    pairs = [
+                        (key, item)
+                        for key, item in zip(everything[1], everything[0], strict=True)
+                        if item.memory.scope == scope
+                    ]
+                else:
+                    entries = [
+                        entry for name in self._by_name for entry in self._resolved_of(name, scope)
+                    ]
+                    pairs = [((r.memory.qualified, r.memory.path), r) for r in entries]
+                    pairs.sort(key=_first)
+                kept = ([item for _key, item in pairs], [key for key, _item in pairs])
                 self._sorted[scope] = kept
             made = tuple(kept[0])
             self._frozen[scope] = (self._live_generation, made)

@@ -66,6 +66,12 @@ def build_server(
 ) -> "MCPServer[Any]":
     """An MCP server with the memory tools (names prefixed), on the store at `root`;
     `watch`: its folders watched and its indexes loaded from now on (core/live.py)."""
+    check_tool_prefix(tool_prefix)
+    settings = merge_layers(layer)
+    stores = StoreFactory(settings, os.path.abspath(os.path.expanduser(root)), watch=watch)
+    # Before the SDK is imported: the store is listed meanwhile.
+    stores.start()
+
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import ToolAnnotations
@@ -74,10 +80,6 @@ def build_server(
     from memory_ls.mcp.tools import about, listing, managing, reading, searching, writing
     from memory_ls.mcp.tools.context import ToolContext
 
-    check_tool_prefix(tool_prefix)
-    settings = merge_layers(layer)
-    stores = StoreFactory(settings, os.path.abspath(os.path.expanduser(root)), watch=watch)
-    stores.start()
     names = {tool: tool_prefix + tool for tool in TOOLS}
     context = ToolContext(stores, names)
 
