@@ -190,3 +190,27 @@ async def test_a_burst_of_outside_writes_is_all_seen(ws: Workspace) -> None:
             session, "search_memories", lambda r: r["total"] == 300, **searched("storm")
         )
         assert found["total"] == 300
+
+
+async def test_a_file_replaced_with_its_size_and_time_kept_is_read_again(ws: Workspace) -> None:
+    # `cp -p`, `rsync -t`, a checkout that restores times, or two writes within one tick
+    # of the file system's clock: the same size and modification time, other words. The
+    # stamps cannot tell; the watch's event can, and the live indexes read the file again.
+    ws.primary.mkdir(parents=True)
+    note = ws.primary / "restored.md"
+    note.write_text("# Restored\n\nThe alpaca plan.\n")
+    async with mcp_server(ws) as session:
+        await until(
+            session, "search_memories", lambda r: names(r) == ["restored"], **searched("alpaca")
+        )
+        stamp = note.stat()
+        replacement = ws.tmp / "replacement.md"
+        replacement.write_text("# Restored\n\nThe vicuna plan.\n")  # the same size
+        os.utime(replacement, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+        os.replace(replacement, note)
+        assert (note.stat().st_size, note.stat().st_mtime_ns) == (stamp.st_size, stamp.st_mtime_ns)
+        await until(
+            session, "search_memories", lambda r: names(r) == ["restored"], **searched("vicuna")
+        )
+        _, found = await ok(session, "search_memories", **searched("alpaca"))
+        assert names(found) == []

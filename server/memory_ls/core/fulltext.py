@@ -607,8 +607,11 @@ class SearchIndex:
             pending = named_md
         return Listing(array.array("i", ranks), names, mtimes, sizes)
 
-    def apply(self, paths: Iterable[str]) -> None:
-        """Bring these paths (files that changed, appeared or went) up to date in the index."""
+    def apply(self, paths: Iterable[str], *, reread: bool = False) -> None:
+        """Bring these paths (files that changed, appeared or went) up to date in the index;
+        `reread`: a file event said they changed, so each is read again even when its size
+        and modification time are as indexed (a copy that kept its time, two writes within
+        one tick of the file system's clock)."""
         wanted = set(paths)
         with self._lock:
             wanted |= self._failed
@@ -617,18 +620,22 @@ class SearchIndex:
             try:
                 self._connect()
                 keyed = [(key, path) for path in sorted(wanted) if (key := self._key(path))]
-                self._apply_batches(keyed)
+                self._apply_batches(keyed, reread=reread)
                 self._failed.clear()
             except (IndexUnusable, sqlite3.Error, OSError, zlib.error) as exc:
                 logger.info("search index update failed (%s); searches read the files", exc)
                 self._failed = wanted
 
-    def _apply_batches(self, keyed: Sequence[tuple[tuple[int, str], str]]) -> None:
+    def _apply_batches(
+        self, keyed: Sequence[tuple[tuple[int, str], str]], *, reread: bool = False
+    ) -> None:
         for start in range(0, len(keyed), BATCH_FILES):
             with self._lock:
-                self._apply_now(keyed[start : start + BATCH_FILES])
+                self._apply_now(keyed[start : start + BATCH_FILES], reread=reread)
 
-    def _apply_now(self, keyed: Sequence[tuple[tuple[int, str], str]]) -> None:
+    def _apply_now(
+        self, keyed: Sequence[tuple[tuple[int, str], str]], *, reread: bool = False
+    ) -> None:
         """Each file as the disk has it now, in one transaction (lock held).
 
         The files are looked at inside the write transaction, so of two processes
@@ -644,7 +651,12 @@ class SearchIndex:
                 ).fetchone()
                 folder = self.config.folders[key[0]]
                 stamp = _memory_stamp(folder, key[1], path)
-                if found is not None and stamp is not None and tuple(found[1:]) == stamp:
+                if (
+                    not reread
+                    and found is not None
+                    and stamp is not None
+                    and tuple(found[1:]) == stamp
+                ):
                     continue
                 if found is not None:
                     self._drop(db, found[0], key)

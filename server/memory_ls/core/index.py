@@ -516,8 +516,13 @@ class MemoryIndex:
         self._scanned.set()
         return len(found)
 
-    def update_path(self, path: str) -> Update:
-        """Bring one changed path (file or directory, created, changed or gone) up to date."""
+    def update_path(self, path: str, *, reread: bool = False) -> Update:
+        """Bring one changed path (file or directory, created, changed or gone) up to date.
+
+        `reread`: a file event said it changed: its facts are read again even when its size
+        and modification time are as known (a copy that kept its time, two writes within
+        one tick of the file system's clock).
+        """
         path = os.path.normpath(os.path.abspath(path))
         try:
             info = os.lstat(path)
@@ -539,11 +544,18 @@ class MemoryIndex:
         with self._lock:
             if memory is None or stamp is None:
                 return self._remove([path]) if path in self._files else Update()
+            known = self._files.get(path)
+            if reread and known is not None and known == (memory, stamp):
+                self._drop_facts(path)
+                self._previews.pop(path, None)
+                self._unlinked.add(path)
+                self._generation += 1
+                return Update(modified=(memory.qualified,), paths=(path,))
             return self._put(memory, stamp)
 
-    def update_paths(self, paths: Iterable[str]) -> Update:
-        """Update several paths; each distinct path once."""
-        return _combined(self.update_path(path) for path in dict.fromkeys(paths))
+    def update_paths(self, paths: Iterable[str], *, reread: bool = False) -> Update:
+        """Update several paths; each distinct path once (`reread`: see `update_path`)."""
+        return _combined(self.update_path(path, reread=reread) for path in dict.fromkeys(paths))
 
     def _update_tree(self, directory: str) -> Update:
         """Re-read one directory subtree: what appeared, changed or went away in it."""

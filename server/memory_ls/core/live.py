@@ -21,12 +21,13 @@ says so and the caller compares the disk with its indexes on each call instead.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import gc
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from memory_ls.core.folders import Folder, StoreConfig
 from memory_ls.core.fulltext import Listing, SearchIndex
@@ -55,6 +56,10 @@ BURST_QUIET_SECONDS = 1.0
 SEARCH_WAIT_SECONDS = 2.0
 # How long a call waits for the names at start (a listing of the folders).
 NAMES_WAIT_SECONDS = 120.0
+# Background learning of the facts pauses for calls between steps of this many files.
+WARM_STEP_FILES = 10
+# A pause for calls looks again this often (a call never keeps it waiting for good).
+IDLE_WAIT_SECONDS = 1.0
 _HIGHEST = "\U0010ffff"
 
 
@@ -83,6 +88,9 @@ class LiveStore:
         self._names_ready = threading.Event()
         self._search_ready = threading.Event()
         self._stopped = False
+        # Calls being answered now, and the condition background work waits on for none.
+        self._calls = 0
+        self._idle = threading.Condition()
 
     # ----- starting and stopping ----------------------------------------------------------
 
@@ -156,8 +164,14 @@ class LiveStore:
             if collecting:
                 gc.enable()
         try:
-            # Link data for renames and supersede hints, from the facts cache where it holds.
-            self.index.warm(cache_path=facts_cache_path(self.config))
+            # Link data for renames and supersede hints, from the facts cache where it holds;
+            # paused while a call runs (it holds the interpreter most of the time: a call's
+            # every file read would wait for it).
+            self.index.warm(
+                report=lambda _done, _total: self._wait_idle(),
+                every=WARM_STEP_FILES,
+                cache_path=facts_cache_path(self.config),
+            )
         except Exception:
             logger.exception("learning the memories' facts failed")
 
@@ -181,6 +195,25 @@ class LiveStore:
             stamps[path] = Stamp(mtime, size)
         found.sort(key=lambda pair: pair[0])  # stable: folder by folder in lookup order
         return [memory for _rank, memory in found], stamps
+
+    @contextlib.contextmanager
+    def answering(self) -> Iterator[None]:
+        """Around a call: background work waits until it is answered."""
+        with self._idle:
+            self._calls += 1
+        try:
+            yield
+        finally:
+            with self._idle:
+                self._calls -= 1
+                if not self._calls:
+                    self._idle.notify_all()
+
+    def _wait_idle(self) -> None:
+        """Wait while calls are being answered (background work, between steps)."""
+        with self._idle:
+            while self._calls and not self._stopped:
+                self._idle.wait(IDLE_WAIT_SECONDS)
 
     def wait_ready(self) -> None:
         """Wait (briefly) for the full-text index after start; listings wait for the names
@@ -230,10 +263,12 @@ class LiveStore:
             return
         self._names_ready.wait(NAMES_WAIT_SECONDS)
         with self._apply_lock:
-            update = self.index.update_paths(wanted)
+            # Read again whatever an event names, even when its stamp is as known: the
+            # stamp cannot tell a copy that kept its time, or two writes within a tick.
+            update = self.index.update_paths(wanted, reread=True)
             if update.paths:
                 self.scan_cache.absorb(update.paths)
-                self.search_index.apply(update.paths)
+                self.search_index.apply(update.paths, reread=True)
         if len(wanted) >= BURST_PATHS or self._burst_directories:
             self._burst(wanted)
         # Something appeared on the way to a folder that did not exist: watch it now, and

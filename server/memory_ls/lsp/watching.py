@@ -276,7 +276,9 @@ def _watched_files_capability(
 def _update_safely(index: MemoryIndex, paths: set[str]) -> Update:
     """Update the index; a failure is logged, never lost in a thread."""
     try:
-        return index.update_paths(paths)
+        # Read again whatever an event names, even when its stamp is as known: the stamp
+        # cannot tell a copy that kept its time, or two writes within one clock tick.
+        return index.update_paths(paths, reread=True)
     except Exception:
         logger.exception("updating the index for %s failed", sorted(paths))
         return Update()
@@ -288,7 +290,7 @@ def _update_search_safely(
     """Update the full-text index the event was for (settings may have replaced it since);
     a failure is logged (searches read the files it lags on)."""
     try:
-        search_index.apply(paths)
+        search_index.apply(paths, reread=True)
     except Exception:
         logger.exception("updating the full-text index for %s failed", sorted(paths))
         return

@@ -105,7 +105,12 @@ class StoreFactory:
     def run(self, act: Callable[[Store], "CallToolResult"]) -> "CallToolResult":
         """Run one tool's action on a fresh Store; a refusal becomes a tool error."""
         try:
-            return act(self._store(self.config()))
+            config = self.config()
+            live = self._live_for(config)
+            if live is None:
+                return act(self._store(config))
+            with live.answering():
+                return act(self._store(config))
         except MemoryStoreError as exc:
             return refusal(exc)
         except OSError as exc:
