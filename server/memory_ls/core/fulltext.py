@@ -742,7 +742,9 @@ class SearchIndex:
 
     # ----- renames ---------------------------------------------------------------------
 
-    def reference_sources(self, keys: Sequence[str], *, fresh: bool = True) -> list[str] | None:
+    def reference_sources(
+        self, keys: Sequence[str], *, fresh: bool = True, current: bool = False
+    ) -> list[str] | None:
         """The memory files that may hold any of these link keys (core/backlinks.py), for
         a rename to read only those; None when the index cannot tell (a rename then reads
         every memory).
@@ -755,9 +757,10 @@ class SearchIndex:
         whose references the body does not show (`hidden_refs`). A supersede relation
         (core/supersede.py) is declared in frontmatter: its holders are among the latter.
         """
-        if self.live:
-            # Only as current as the events its owner reported: that owner (the language
-            # server) answers from its own link index and what it has not caught up with.
+        if self.live and not (current and self._complete):
+            # Only as current as the events its owner reported: that owner answers from its
+            # own link index and what it has not caught up with; `current`: the owner has
+            # applied every event so far (the MCP server, before its link index is built).
             return None
         phrases = []
         for key in keys:
@@ -774,7 +777,7 @@ class SearchIndex:
             # A hint (who supersedes a memory being read) takes the index as some process
             # last brought it in line: a read is not worth a walk of the store (0.3 s at
             # 100,000). A rename must see the disk as it is now.
-            if fresh or not self._built():
+            if not self.live and (fresh or not self._built()):
                 if not fresh and self._too_big_for_hints():
                     return None  # nor does a hint wait for a big store to be indexed
                 if not self.sync():

@@ -315,12 +315,17 @@ class LiveStore:
 
     def reference_sources(self, keys: Sequence[str]) -> list[str] | None:
         """The memory files that may hold any of these link keys: those the link index
-        names and those changed that it has not caught up with; None while the links of
-        too many files are not known yet (just after start without a facts cache)."""
+        names and those changed that it has not caught up with. Until every file's links
+        are known (the first minute after a start without a facts cache), the full-text
+        index names them (its words), else None: every memory is read."""
         index = self.index
-        if not index.learn_links():
-            return None
-        found = dict.fromkeys(index.link_candidates(keys))
+        if index.learn_links():
+            found = dict.fromkeys(index.link_candidates(keys))
+        else:
+            named = self.search_index.reference_sources(keys, current=True)
+            if named is None:
+                return None
+            found = dict.fromkeys(named)
         for path in sorted(self.unsettled()):
             if os.path.isdir(path):  # a folder that appeared or moved in: its memories
                 inside = [os.path.join(d, name) for d, _, names in os.walk(path) for name in names]
