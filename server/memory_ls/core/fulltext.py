@@ -1114,8 +1114,15 @@ class _Search:
         another of the same name hides still counts: rare, and costly to rule out)."""
         # Counted by SQLite: at 100,000 memories a common word matches tens of thousands,
         # and reading each row into Python cost most of a search's time.
-        sql = "SELECT count(*) FROM files WHERE id IN (SELECT rowid FROM fts WHERE fts MATCH ?)"
         arguments: list[object] = [self.tiers[-1][1]]
+        if len(self.allowed) == len(self.folders) and not self.wanted_tags:
+            # Each `fts` row is a `files` row (added and dropped together): no join.
+            return int(
+                self.db.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", arguments).fetchone()[
+                    0
+                ]
+            )
+        sql = "SELECT count(*) FROM files WHERE id IN (SELECT rowid FROM fts WHERE fts MATCH ?)"
         if len(self.allowed) < len(self.folders):
             sql += f" AND folder IN ({', '.join('?' * len(self.allowed))})"
             arguments += sorted(self.allowed)
