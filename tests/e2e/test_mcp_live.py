@@ -8,7 +8,10 @@ in the log, and sees every change at once.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -16,9 +19,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
+from e2e_support import INDEXING_FOR_SEARCH, SERVER_ENV, make_workspace, session
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from test_mcp import Workspace, mcp_server, ok, until, ws
+from test_mcp import Workspace, mcp_process, mcp_server, ok, until, ws
 
 __all__ = ["ws"]
 
@@ -214,3 +218,131 @@ async def test_a_file_replaced_with_its_size_and_time_kept_is_read_again(ws: Wor
         )
         _, found = await ok(session, "search_memories", **searched("alpaca"))
         assert names(found) == []
+
+
+async def test_the_cli_mcp_and_the_language_server_writing_at_once_leave_one_truth(
+    tmp_path: Path,
+) -> None:
+    # Three writers on one store and one index file: the CLI (a process per write, which
+    # brings the index in line by its walk), the MCP server and the language server (both
+    # live, from their watches). Afterwards both servers, a new CLI process and the index
+    # file itself say what the disk says.
+    workspace = make_workspace(tmp_path / "w")
+    cache = tmp_path / "cache"
+    flags = [
+        "--root",
+        str(workspace.root),
+        "--additional-folders",
+        ",".join(workspace.init_options()["additionalFolders"]),
+        "--global-folder",
+        str(workspace.global_folder),
+    ]
+    env = {**SERVER_ENV, "XDG_CACHE_HOME": str(cache), "PYTHONPATH": os.pathsep.join(sys.path)}
+    rounds = 6
+
+    async def cli(*arguments: str, stdin: str = "") -> str:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "memory_ls.cli",
+            *flags,
+            *arguments,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env=env,
+        )
+        out, _ = await process.communicate(stdin.encode())
+        assert process.returncode == 0, (arguments, out)
+        return out.decode()
+
+    async with (
+        session(workspace, env={"XDG_CACHE_HOME": str(cache)}) as editor,
+        mcp_process(flags, env, workspace.root) as agent,
+    ):
+        await editor.indexed(title=INDEXING_FOR_SEARCH)
+
+        async def by_cli(number: int) -> None:
+            await cli("save", f"cli_{number}", stdin=f"The cli{number}word note.\n")
+            await cli("save", "shared_note", stdin=f"Last said by clisays{number}.\n")
+
+        async def by_agent(number: int) -> None:
+            await ok(
+                agent,
+                "write_memory",
+                memory_name=f"agent_{number}",
+                content=f"The agent{number}word note.\n",
+            )
+            await ok(
+                agent,
+                "write_memory",
+                memory_name="shared_note",
+                content=f"Last said by agentsays{number}.\n",
+            )
+
+        async def by_editor(number: int) -> None:
+            await editor.command(
+                "memory.save",
+                {"name": f"editor_{number}", "content": f"The editor{number}word note.\n"},
+            )
+            await editor.command(
+                "memory.save",
+                {"name": "shared_note", "content": f"Last said by editorsays{number}.\n"},
+            )
+
+        await asyncio.gather(
+            *(
+                writer(number)
+                for number in range(rounds)
+                for writer in (by_cli, by_agent, by_editor)
+            )
+        )
+        await cli("delete", "cli_0")
+        await ok(agent, "delete_memory", memory_name="editor_0")
+
+        # The truth: what the files say now.
+        words = [f"{who}{n}word" for who in ("cli", "agent", "editor") for n in range(rounds)]
+        words += [f"{who}says{n}" for who in ("cli", "agent", "editor") for n in range(rounds)]
+        texts = {p.stem: p.read_text() for p in workspace.primary.glob("*.md")}
+        truth = {word: sorted(n for n, t in texts.items() if word in t) for word in words}
+        assert truth["cli0word"] == [] and truth["editor0word"] == []
+        assert sum(1 for word in words if "says" in word and truth[word]) == 1
+
+        async def agent_agrees() -> bool:
+            for word in words:
+                _, found = await ok(agent, "search_memories", query=word)
+                if sorted(names(found)) != truth[word]:
+                    return False
+            return True
+
+        async def editor_agrees() -> bool:
+            for word in words:
+                result = await editor.command("memory.search", {"query": word})
+                if sorted({hit["name"] for hit in result["results"]}) != truth[word]:
+                    return False
+            return True
+
+        await editor.eventually(agent_agrees, "the MCP server's searches match the disk", 20)
+        await editor.eventually(editor_agrees, "the language server's searches match the disk", 20)
+        _, listed = await ok(agent, "list_memories", limit=500)
+        disk = {p.stem for p in workspace.primary.glob("*.md")}
+        assert {n for n in names(listed) if "/" not in n} >= disk
+        for word in ("cli3word", "agent3word", "editor3word"):
+            out = await cli("--json", "search", word)
+            assert sorted({row["name"] for row in json.loads(out)["results"]}) == truth[word]
+    # The index file holds each memory as it is on disk.
+    (database,) = (cache / "memory-ls" / "index").glob("*.search.sqlite3")
+    with sqlite3.connect(database) as db:
+        rows = dict(
+            ((folder, name), (mtime, size))
+            for folder, name, mtime, size in db.execute(
+                "SELECT folder, name, mtime_ns, size FROM files WHERE folder = 0"
+            )
+        )
+    on_disk = {
+        (0, p.relative_to(workspace.primary).as_posix()[: -len(".md")]): (
+            p.stat().st_mtime_ns,
+            p.stat().st_size,
+        )
+        for p in workspace.primary.rglob("*.md")
+    }
+    assert rows == on_disk
