@@ -1117,11 +1117,8 @@ class _Search:
         arguments: list[object] = [self.tiers[-1][1]]
         if len(self.allowed) == len(self.folders) and not self.wanted_tags:
             # Each `fts` row is a `files` row (added and dropped together): no join.
-            return int(
-                self.db.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", arguments).fetchone()[
-                    0
-                ]
-            )
+            counted = self.db.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", arguments)
+            return int(counted.fetchone()[0])
         sql = "SELECT count(*) FROM files WHERE id IN (SELECT rowid FROM fts WHERE fts MATCH ?)"
         if len(self.allowed) < len(self.folders):
             sql += f" AND folder IN ({', '.join('?' * len(self.allowed))})"
