@@ -85,6 +85,28 @@ async def test_search_follows_files_changed_by_another_process(tmp_path: Path) -
         await _until(server, "llama", {"FEATURE_llama"})
 
 
+async def test_a_file_replaced_with_its_size_and_time_kept_is_read_again(
+    tmp_path: Path,
+) -> None:
+    # `cp -p`, `rsync -t`, a checkout that restores times, or two writes within one tick
+    # of the file system's clock: the same size and time, other words. The index on disk
+    # must not keep the old words for the live server: its file event says to read again.
+    workspace = make_workspace(tmp_path / "w")
+    async with session(workspace, env={"XDG_CACHE_HOME": str(tmp_path / "cache")}) as server:
+        await server.indexed(title=INDEXING_FOR_SEARCH)
+        note = workspace.primary / "restored.md"
+        _elsewhere(f"open({str(note)!r}, 'w').write('# Restored\\nthe alpaca plan\\n')")
+        await _until(server, "alpaca", {"restored"})
+        kept = note.stat()
+        replacement = tmp_path / "replacement.md"
+        replacement.write_text("# Restored\nthe vicuna plan\n")  # the same size
+        os.utime(replacement, ns=(kept.st_atime_ns, kept.st_mtime_ns))
+        os.replace(replacement, note)
+        assert (note.stat().st_size, note.stat().st_mtime_ns) == (kept.st_size, kept.st_mtime_ns)
+        await _until(server, "vicuna", {"restored"})
+        assert await _search(server, "alpaca") == set()
+
+
 async def test_search_while_the_first_indexing_runs_misses_nothing(tmp_path: Path) -> None:
     workspace = make_workspace(tmp_path / "w")
     for number in range(6000):

@@ -9,7 +9,7 @@ from typing import Any
 
 from mcp import ClientSession
 from mcp.types import TextContent
-from test_mcp import Workspace, call, mcp_server, ok, refused, ws
+from test_mcp import Workspace, call, mcp_server, ok, refused, until, ws
 
 __all__ = ["ws"]  # the workspace fixture of test_mcp.py
 
@@ -110,7 +110,15 @@ async def test_pages_stay_right_when_memories_come_and_go_between_them(ws: Works
         ]
         assert added_late in names and added_early not in names
         assert expected[40] not in names
-        # A new listing sees the store as it is now, at once.
+        # A new listing sees the store as it is now, once the watch reported the changes
+        # made behind the server's back (its own at once: see above).
+        now = sorted({*expected, added_late, added_early} - removed)
+        await until(
+            session,
+            "list_memories",
+            lambda page: [m["name"] for m in page["memories"]] == now,
+            limit=len(now),
+        )
         names, _ = await every_page(session, limit=25)
         assert names == sorted({*expected, added_late, added_early} - removed)
 

@@ -726,3 +726,17 @@ def test_the_stat_helper_states_half_of_each_list_and_goes_with_its_parent(
     second._requests.close()
     assert os.waitpid(second.pid, 0)[1] == 0
     second.close()
+
+
+@pytest.mark.parametrize(
+    ("tags", "scope"), [(None, None), (["web"], None), (None, "global"), (["auth"], "project")]
+)
+def test_the_index_counts_the_matching_memories_as_a_reading_of_every_memory_does(
+    ws: Workspace, tags: list[str] | None, scope: str | None
+) -> None:
+    store = _store(ws)
+    indexed = _indexed(store)
+    for query in ("login", "tokens login", "nothing", "zzz"):
+        by_index = indexed.search_memories(query, tags, scope, 1, per_memory=True, count=True)
+        by_reading = store.search_memories(query, tags, scope, 100, per_memory=True)
+        assert by_index.total == len(by_reading.hits), (query, tags, scope)

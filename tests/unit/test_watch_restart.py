@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from memory_ls.lsp import watching
+from memory_ls.core import watching
 
 
 class FakeNotifier:
@@ -39,10 +39,10 @@ def test_a_failed_watch_watches_again_and_has_its_folders_read(
         made.append((paths, recursive))
         return FakeNotifier(fail=False)
 
-    monkeypatch.setattr(watching, "_notifier", notifier)
+    monkeypatch.setattr(watching, "notifier", notifier)
     failing = FakeNotifier(fail=True)
     paths = (str(tmp_path),)
-    watch = watching._FolderWatch(paths, True, failing)
+    watch = watching.FolderWatch(paths, True, failing)
     read_again: list[Any] = []
     thread = threading.Thread(target=watch._run, args=(read_again.append,), daemon=True)
     thread.start()

@@ -375,6 +375,8 @@ class SearchIndex:
         self,
         memories: Iterable[MemoryFile] | None = None,
         stamps: Mapping[str, tuple[int, int]] | None = None,
+        *,
+        walked: Listing | None = None,
     ) -> bool:
         """Bring the index in line with the memory files on disk now: `memories` when the
         caller has their list (with the (mtime, size) it knows by path in `stamps`), else
@@ -383,7 +385,8 @@ class SearchIndex:
         Returns whether it now matches (False: it could not be written; searches read
         the files instead until it does).
         """
-        listing = self.walk() if memories is None else None
+        # `walked`: the caller's own `walk` just now (the MCP server lists the folders once).
+        listing = (walked if walked is not None else self.walk()) if memories is None else None
         try:
             with self._lock:
                 # Changes by other processes from here on show in `data_version`.
@@ -604,8 +607,11 @@ class SearchIndex:
             pending = named_md
         return Listing(array.array("i", ranks), names, mtimes, sizes)
 
-    def apply(self, paths: Iterable[str]) -> None:
-        """Bring these paths (files that changed, appeared or went) up to date in the index."""
+    def apply(self, paths: Iterable[str], *, reread: bool = False) -> None:
+        """Bring these paths (files that changed, appeared or went) up to date in the index;
+        `reread`: a file event said they changed, so each is read again even when its size
+        and modification time are as indexed (a copy that kept its time, two writes within
+        one tick of the file system's clock)."""
         wanted = set(paths)
         with self._lock:
             wanted |= self._failed
@@ -614,18 +620,22 @@ class SearchIndex:
             try:
                 self._connect()
                 keyed = [(key, path) for path in sorted(wanted) if (key := self._key(path))]
-                self._apply_batches(keyed)
+                self._apply_batches(keyed, reread=reread)
                 self._failed.clear()
             except (IndexUnusable, sqlite3.Error, OSError, zlib.error) as exc:
                 logger.info("search index update failed (%s); searches read the files", exc)
                 self._failed = wanted
 
-    def _apply_batches(self, keyed: Sequence[tuple[tuple[int, str], str]]) -> None:
+    def _apply_batches(
+        self, keyed: Sequence[tuple[tuple[int, str], str]], *, reread: bool = False
+    ) -> None:
         for start in range(0, len(keyed), BATCH_FILES):
             with self._lock:
-                self._apply_now(keyed[start : start + BATCH_FILES])
+                self._apply_now(keyed[start : start + BATCH_FILES], reread=reread)
 
-    def _apply_now(self, keyed: Sequence[tuple[tuple[int, str], str]]) -> None:
+    def _apply_now(
+        self, keyed: Sequence[tuple[tuple[int, str], str]], *, reread: bool = False
+    ) -> None:
         """Each file as the disk has it now, in one transaction (lock held).
 
         The files are looked at inside the write transaction, so of two processes
@@ -641,7 +651,12 @@ class SearchIndex:
                 ).fetchone()
                 folder = self.config.folders[key[0]]
                 stamp = _memory_stamp(folder, key[1], path)
-                if found is not None and stamp is not None and tuple(found[1:]) == stamp:
+                if (
+                    not reread
+                    and found is not None
+                    and stamp is not None
+                    and tuple(found[1:]) == stamp
+                ):
                     continue
                 if found is not None:
                     self._drop(db, found[0], key)
@@ -727,7 +742,9 @@ class SearchIndex:
 
     # ----- renames ---------------------------------------------------------------------
 
-    def reference_sources(self, keys: Sequence[str], *, fresh: bool = True) -> list[str] | None:
+    def reference_sources(
+        self, keys: Sequence[str], *, fresh: bool = True, current: bool = False
+    ) -> list[str] | None:
         """The memory files that may hold any of these link keys (core/backlinks.py), for
         a rename to read only those; None when the index cannot tell (a rename then reads
         every memory).
@@ -740,9 +757,10 @@ class SearchIndex:
         whose references the body does not show (`hidden_refs`). A supersede relation
         (core/supersede.py) is declared in frontmatter: its holders are among the latter.
         """
-        if self.live:
-            # Only as current as the events its owner reported: that owner (the language
-            # server) answers from its own link index and what it has not caught up with.
+        if self.live and not (current and self._complete):
+            # Only as current as the events its owner reported: that owner answers from its
+            # own link index and what it has not caught up with; `current`: the owner has
+            # applied every event so far (the MCP server, before its link index is built).
             return None
         phrases = []
         for key in keys:
@@ -759,7 +777,7 @@ class SearchIndex:
             # A hint (who supersedes a memory being read) takes the index as some process
             # last brought it in line: a read is not worth a walk of the store (0.3 s at
             # 100,000). A rename must see the disk as it is now.
-            if fresh or not self._built():
+            if not self.live and (fresh or not self._built()):
                 if not fresh and self._too_big_for_hints():
                     return None  # nor does a hint wait for a big store to be indexed
                 if not self.sync():
@@ -1094,15 +1112,21 @@ class _Search:
     def _count(self) -> int:
         """How many memories match in all (scope and tags applied; a project memory that
         another of the same name hides still counts: rare, and costly to rule out)."""
-        rows = self.db.execute(
-            "SELECT folder, tags FROM files WHERE id IN (SELECT rowid FROM fts WHERE fts MATCH ?)",
-            (self.tiers[-1][1],),
-        )
-        return sum(
-            1
-            for folder_rank, tag_text in rows
-            if folder_rank in self.allowed and all(t in tag_text for t in self.wanted_tags)
-        )
+        # Counted by SQLite: at 100,000 memories a common word matches tens of thousands,
+        # and reading each row into Python cost most of a search's time.
+        arguments: list[object] = [self.tiers[-1][1]]
+        if len(self.allowed) == len(self.folders) and not self.wanted_tags:
+            # Each `fts` row is a `files` row (added and dropped together): no join.
+            counted = self.db.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", arguments)
+            return int(counted.fetchone()[0])
+        sql = "SELECT count(*) FROM files WHERE id IN (SELECT rowid FROM fts WHERE fts MATCH ?)"
+        if len(self.allowed) < len(self.folders):
+            sql += f" AND folder IN ({', '.join('?' * len(self.allowed))})"
+            arguments += sorted(self.allowed)
+        for tag in self.wanted_tags:
+            sql += " AND instr(tags, ?) > 0"  # as `in`: the tag between newlines
+            arguments.append(tag)
+        return int(self.db.execute(sql, arguments).fetchone()[0])
 
 
 def _stored_keys(folder: Folder, name: str, body: str) -> list[int]:

@@ -460,20 +460,28 @@ class MemoryIndex:
         """Whether the initial directory scan has finished."""
         return self._scanned.is_set()
 
-    def scan(self) -> int:
-        """Read every folder's directory tree (no file contents); return the file count."""
+    def scan(
+        self,
+        found: Sequence[MemoryFile] | None = None,
+        stamps: Mapping[str, Stamp] | None = None,
+    ) -> int:
+        """Read every folder's directory tree (no file contents); return the file count.
+
+        `found`: the files a walk by the scan's rules already listed (folder by folder in
+        lookup order), with the stamps it took by path in `stamps`: nothing is read again.
+        """
         # Cycle collection would walk the heap again and again while 100,000 objects are
         # made that hold no cycles; it runs once when the scan is done.
         collecting = gc.isenabled()
         gc.disable()
         try:
-            return self._scan()
+            return self._scan(found, stamps or {})
         finally:
             if collecting:
                 gc.enable()
 
-    def _scan(self) -> int:
-        found = Store(self.config).scan()
+    def _scan(self, listed: Sequence[MemoryFile] | None, stamps: Mapping[str, Stamp]) -> int:
+        found = Store(self.config).scan() if listed is None else listed
         by_name: dict[str, MemoryFile | list[MemoryFile]] = {}
         in_scope: dict[str, set[str]] = {"project": set(), "global": set()}
         for memory in found:  # folder by folder in lookup order, so each list is ranked
@@ -484,7 +492,7 @@ class MemoryIndex:
                 in_scope[memory.folder.scope].add(qualified)
         every = _SortedNames(sorted((_folded(name), name) for name in by_name))
         with self._lock:
-            self._files = {memory.path: (memory, None) for memory in found}
+            self._files = {memory.path: (memory, stamps.get(memory.path)) for memory in found}
             self._directories = {os.path.dirname(path) for path in self._files}
             self._by_name = by_name
             self._in_scope = in_scope
@@ -508,8 +516,13 @@ class MemoryIndex:
         self._scanned.set()
         return len(found)
 
-    def update_path(self, path: str) -> Update:
-        """Bring one changed path (file or directory, created, changed or gone) up to date."""
+    def update_path(self, path: str, *, reread: bool = False) -> Update:
+        """Bring one changed path (file or directory, created, changed or gone) up to date.
+
+        `reread`: a file event said it changed: its facts are read again even when its size
+        and modification time are as known (a copy that kept its time, two writes within
+        one tick of the file system's clock).
+        """
         path = os.path.normpath(os.path.abspath(path))
         try:
             info = os.lstat(path)
@@ -531,11 +544,18 @@ class MemoryIndex:
         with self._lock:
             if memory is None or stamp is None:
                 return self._remove([path]) if path in self._files else Update()
+            known = self._files.get(path)
+            if reread and known is not None and known == (memory, stamp):
+                self._drop_facts(path)
+                self._previews.pop(path, None)
+                self._unlinked.add(path)
+                self._generation += 1
+                return Update(modified=(memory.qualified,), paths=(path,))
             return self._put(memory, stamp)
 
-    def update_paths(self, paths: Iterable[str]) -> Update:
-        """Update several paths; each distinct path once."""
-        return _combined(self.update_path(path) for path in dict.fromkeys(paths))
+    def update_paths(self, paths: Iterable[str], *, reread: bool = False) -> Update:
+        """Update several paths; each distinct path once (`reread`: see `update_path`)."""
+        return _combined(self.update_path(path, reread=reread) for path in dict.fromkeys(paths))
 
     def _update_tree(self, directory: str) -> Update:
         """Re-read one directory subtree: what appeared, changed or went away in it."""

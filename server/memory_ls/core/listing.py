@@ -20,7 +20,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from memory_ls.core.errors import InvalidArguments
 
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from memory_ls.core.folders import Folder
     from memory_ls.core.store import MemoryFile, Resolved
 
+T = TypeVar("T")
 # A directory must have been left alone this long before a scan for the scan to be reused
 # (FAT's timestamps are 2 s apart; others are finer).
 RACY_NS = 2_000_000_000
@@ -85,6 +86,7 @@ class ScanCache:
         self._lock = threading.Lock()
         self._scans: dict[tuple[object, ...], FolderScan] = {}
         self._resolved: dict[tuple[object, ...], tuple[Resolved, ...]] = {}
+        self._kept: dict[tuple[object, ...], object] = {}
         self._generation = 0
 
     def scan(self, folder: Folder, skip: Iterable[str], scan_folder: ScanFolder) -> FolderScan:
@@ -124,6 +126,20 @@ class ScanCache:
             if len(self._resolved) >= SCANS_KEPT:
                 self._resolved.clear()
             self._resolved[key] = made
+        return made
+
+    def kept(self, key: tuple[object, ...], build: Callable[[], T]) -> T:
+        """What `build` makes of a version of the listing (key: what it is made of and the
+        `resolved` key it is made from), built once."""
+        with self._lock:
+            known = self._kept.get(key)
+        if known is not None:
+            return cast(T, known)
+        made = build()
+        with self._lock:
+            if len(self._kept) >= SCANS_KEPT:
+                self._kept.clear()
+            self._kept[key] = made
         return made
 
 

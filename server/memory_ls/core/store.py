@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import copy
 import operator
 import os
 from collections import Counter, deque
@@ -249,8 +250,12 @@ class Store:
         search_index: SearchIndex | None = None,
         reference_sources: Callable[[Sequence[str]], list[str] | None] | None = None,
         scan_cache: ScanCache | None = None,
+        wrote: Callable[[str], None] | None = None,
     ) -> None:
         self.config = config
+        # Told each path this store writes or removes, as it does (a live index catches up
+        # at once instead of waiting for the file event).
+        self.wrote = wrote
         # Folder scans kept between calls of a long-lived process (None: scan every time).
         self.scan_cache = scan_cache
         # The full-text index for `search` (None: every search reads the memories).
@@ -268,7 +273,17 @@ class Store:
 
     def fork(self) -> Store:
         """A store on the same folders and indexes with its own record of changes."""
-        return Store(self.config, self.search_index, self.reference_sources, self.scan_cache)
+        return Store(
+            self.config, self.search_index, self.reference_sources, self.scan_cache, self.wrote
+        )
+
+    def _record(self, change: Change) -> None:
+        """Remember a change for the answer, and tell `wrote` its paths."""
+        self.changes.append(change)
+        if self.wrote is not None:
+            self.wrote(change.memory.path)
+            if change.moved_from is not None:
+                self.wrote(change.moved_from.path)
 
     # ----- finding -------------------------------------------------------------------
 
@@ -615,7 +630,7 @@ class Store:
                     ensure_folder(folder.path)
                 atomic_write(real, data, owner.real)
             memory = MemoryFile(parsed.name, path, folder)
-            self.changes.append(Change("save", memory, before, data))
+            self._record(Change("save", memory, before, data))
             return {
                 "name": qualified,
                 "path": path,
@@ -755,7 +770,7 @@ class Store:
                 secrets=self.config.secrets,
             )
             atomic_write(real, data, owner.real)
-        self.changes.append(Change("edit", memory, before, data))
+        self._record(Change("edit", memory, before, data))
         return {
             "name": memory.qualified,
             "path": memory.path,
@@ -775,7 +790,7 @@ class Store:
             before = read_bytes(memory.path) if expected is not None else None
             check_version(expected, before, memory.qualified)
             self._remove(memory)
-        self.changes.append(Change("delete", memory, before, None))
+        self._record(Change("delete", memory, before, None))
         return {"name": memory.qualified, "path": memory.path}
 
     def plan_move(self, raw_name: object, raw_new_name: object, scope: object = None) -> MovePlan:
@@ -867,7 +882,7 @@ class Store:
             atomic_write(target, data, owner.real)
             self._remove(source)
         moved = MemoryFile(plan.new_name, plan.target, folder)
-        self.changes.append(Change("move", moved, data, data, moved_from=source))
+        self._record(Change("move", moved, data, data, moved_from=source))
 
     def _reference_holders(self, plan: MovePlan) -> list[MemoryFile] | None:
         """The memories that may refer to the one `plan` moves, at their paths after the
@@ -916,6 +931,8 @@ class Store:
                 if count:
                     real, owner = self._write_target(memory.path)
                     atomic_write(real, new_text, owner.real)
+                    if self.wrote is not None:
+                        self.wrote(memory.path)
                     total += count
         return total
 
@@ -941,20 +958,41 @@ class Store:
         return list(self._resolved(scope))
 
     def _resolved(self, scope: str | None) -> Sequence[Resolved]:
+        return self._resolved_keyed(scope)[1]
+
+    def _resolved_keyed(
+        self, scope: str | None
+    ) -> tuple[tuple[object, ...] | None, Sequence[Resolved]]:
+        """The resolved memories of a scope, and what identifies this version of them in
+        the scan cache (None without one)."""
         folders = self.config.folders_in(scope)
         cache = self.scan_cache
         if cache is None:
-            return _resolve(self.scan(folders))
+            return None, _resolve(self.scan(folders))
         others = {f.path for f in self.config.folders}
         scans = [cache.scan(f, others - {f.path}, scan_folder) for f in folders]
         key = (scope, tuple(scan.generation for scan in scans))
-        return cache.resolved(key, lambda: _resolve([m for scan in scans for m in scan.files]))
+        built = cache.resolved(key, lambda: _resolve([m for scan in scans for m in scan.files]))
+        return key, built
 
-    def _named(self, where: str | None, prefix: str | None, topic: str) -> list[Resolved]:
-        """Resolved memories in a scope whose names have the prefix and lie under the topic."""
+    def _named(self, where: str | None, prefix: str | None, topic: str) -> Sequence[Resolved]:
+        """Resolved memories in a scope whose names have the prefix and lie under the topic
+        (sorted by name: only the run of names that start alike is looked at)."""
+        resolved = self._resolved(where)
+        if prefix is None and not topic:
+            return resolved
+        if prefix is not None:
+            start = prefix
+        else:
+            wanted = topic.rstrip("/")
+            start = GLOBAL_PREFIX if wanted == "global" else wanted + "/"
         named: list[Resolved] = []
-        for item in self._resolved(where):
+        first = bisect.bisect_left(resolved, start, key=_qualified_of)
+        for position in range(first, len(resolved)):
+            item = resolved[position]
             qualified = item.memory.qualified
+            if not qualified.startswith(start):
+                break
             if prefix is not None and not qualified.startswith(prefix):
                 continue
             if topic and not in_topic(qualified, item.memory.scope == "global", topic):
@@ -1032,6 +1070,21 @@ class Store:
         where, wanted, given_prefix, under = _checked_filters(
             _list_filters(scope, tags, prefix, topic)
         )
+        if not wanted and self.scan_cache is not None:
+            # Counted once per version of the listing: a long-lived process answers the
+            # first page of every listing with these (100,000 names take 0.1 s to group).
+            key, _ = self._resolved_keyed(where)
+            if key is not None:
+                counted = self.scan_cache.kept(
+                    ("groups", key, given_prefix, under),
+                    lambda: self._groups(where, given_prefix, under, ()),
+                )
+                return copy.deepcopy(counted)
+        return self._groups(where, given_prefix, under, wanted)
+
+    def _groups(
+        self, where: str | None, given_prefix: str | None, under: str, wanted: Sequence[str]
+    ) -> dict[str, Any]:
         named = self._named(where, given_prefix, under)
         if wanted:
             named = [item for item in named if self._has_tags(item.memory, wanted)]
@@ -1338,6 +1391,10 @@ def _checked_filters(
         None if prefix is None else _check_str(prefix, "prefix"),
         "" if topic is None else _check_str(topic, "topic"),
     )
+
+
+def _qualified_of(item: Resolved) -> str:
+    return item.memory.qualified
 
 
 def _resolve(found: Iterable[MemoryFile]) -> list[Resolved]:

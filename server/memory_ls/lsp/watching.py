@@ -2,7 +2,8 @@
 
 The client's `workspace/didChangeWatchedFiles` is registered where the client allows
 dynamic registration; the server also watches every configured folder (watchfiles),
-so folders outside the workspace and clients without file events are covered too.
+so folders outside the workspace and clients without file events are covered too (the
+watch itself, shared with the MCP server, is core/watching.py).
 Both sources feed one queue of paths; each path is re-read from disk once per batch,
 so an event reported by both costs one update and at most one refresh.
 """
@@ -10,27 +11,28 @@ so an event reported by both costs one update and at most one refresh.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import os
-import queue
 import threading
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from memory_ls.core.folders import Folder
-from memory_ls.core.fsio import is_temp_file
 from memory_ls.core.fulltext import SearchIndex
 from memory_ls.core.index import MemoryIndex, Update
+from memory_ls.core.watching import (
+    FolderWatch,
+    SerialWorker,
+    is_ancestor_or_same,
+    server_watch_disabled,
+    watch_plan,
+)
 from memory_ls.lsp.server import MemoryServer
 
-# Setting this to 1 turns off the server's own watcher (for machines short of inotify
-# watches); the client's file events still apply.
-NO_SERVER_WATCH_ENV = "MEMORY_LS_NO_SERVER_WATCH"
 # Events within this window are handled as one batch (an editor's save is several).
 BATCH_DELAY_SECONDS = 0.03
 # A batch this large is a burst (an agent writing many memories at once). The kernel's
@@ -39,13 +41,6 @@ BATCH_DELAY_SECONDS = 0.03
 # the directories it touched are read again.
 BURST_PATHS = 200
 BURST_QUIET_SECONDS = 1.0
-# How the server's own watcher groups events: a group is handed over once nothing new
-# came for STEP_MS, or DEBOUNCE_MS after its first event at the latest.
-STEP_MS = 50
-DEBOUNCE_MS = 200
-CHANGE_MODIFIED = 2  # watchfiles.Change.modified
-# How long a watch that failed waits before it tries again.
-RETRY_SECONDS = 1.0
 WATCHED_FILES_METHOD = types.WORKSPACE_DID_CHANGE_WATCHED_FILES
 MARKDOWN_GLOB = "**/*.md"
 
@@ -84,7 +79,7 @@ class Watcher:
         # The paths of the update running now (read under _lock from any thread).
         self._in_flight: frozenset[str] = frozenset()
         # The server's own watches, recursive and flat (see watch_plan).
-        self._watches: dict[bool, _FolderWatch | None] = {}
+        self._watches: dict[bool, FolderWatch | None] = {}
         self._missing: tuple[str, ...] = ()
         self._registration: str | None = None
         self._registered_for: tuple[str, ...] = ()
@@ -130,7 +125,7 @@ class Watcher:
             missing
             for missing in self._missing
             if any(
-                _is_ancestor_or_same(path, missing) or _is_ancestor_or_same(missing, path)
+                is_ancestor_or_same(path, missing) or is_ancestor_or_same(missing, path)
                 for path in paths
             )
         ]
@@ -197,7 +192,7 @@ class Watcher:
         # Indexing waits for this before it lists the folders: a file written between
         # the listing and an active watch would otherwise be missed for good.
         armed = self.ls.watch_armed = threading.Event()
-        if os.environ.get(NO_SERVER_WATCH_ENV) != "1":
+        if not server_watch_disabled():
             # Off the event loop: setting up watches over large trees takes tens of ms,
             # and the first completion request is waiting. One thread keeps them in order.
             self._serial.submit(self._watch_on_server, folders, armed)
@@ -227,7 +222,7 @@ class Watcher:
                 if current is not None and current.paths == paths:
                     continue
                 # The new watch is active before the old one stops: no event falls between.
-                self._watches[recursive] = _FolderWatch.start(paths, recursive, self.enqueue)
+                self._watches[recursive] = FolderWatch.start(paths, recursive, self.enqueue)
                 if current is not None:
                     current.stop()
         finally:
@@ -281,7 +276,9 @@ def _watched_files_capability(
 def _update_safely(index: MemoryIndex, paths: set[str]) -> Update:
     """Update the index; a failure is logged, never lost in a thread."""
     try:
-        return index.update_paths(paths)
+        # Read again whatever an event names, even when its stamp is as known: the stamp
+        # cannot tell a copy that kept its time, or two writes within one clock tick.
+        return index.update_paths(paths, reread=True)
     except Exception:
         logger.exception("updating the index for %s failed", sorted(paths))
         return Update()
@@ -293,7 +290,7 @@ def _update_search_safely(
     """Update the full-text index the event was for (settings may have replaced it since);
     a failure is logged (searches read the files it lags on)."""
     try:
-        search_index.apply(paths)
+        search_index.apply(paths, reread=True)
     except Exception:
         logger.exception("updating the full-text index for %s failed", sorted(paths))
         return
@@ -314,43 +311,13 @@ def client_watchers(
             pattern = types.RelativePattern(
                 base_uri=from_fs_path(folder) or folder, pattern=MARKDOWN_GLOB
             )
-        elif _is_ancestor_or_same(root, folder):
+        elif is_ancestor_or_same(root, folder):
             relative = os.path.relpath(folder, root).replace(os.sep, "/")
             pattern = MARKDOWN_GLOB if relative == "." else f"{relative}/{MARKDOWN_GLOB}"
         else:
             continue
         watchers.append(types.FileSystemWatcher(glob_pattern=pattern))
     return watchers
-
-
-def watch_plan(folders: list[str]) -> list[tuple[str, bool]]:
-    """(path, recursive) pairs covering the folders without watching anything twice."""
-    # A missing folder gets a flat watch on its nearest existing ancestor, so that its
-    # creation is seen.
-    recursive = sorted({f for f in folders if os.path.isdir(f)}, key=len)
-    kept: list[str] = []
-    for folder in recursive:
-        if not any(_is_ancestor_or_same(outer, folder) for outer in kept):
-            kept.append(folder)
-    plan = [(folder, True) for folder in kept]
-    flat: set[str] = set()
-    for folder in folders:
-        if os.path.isdir(folder):
-            continue
-        ancestor = os.path.dirname(folder)
-        while ancestor and not os.path.isdir(ancestor):
-            parent = os.path.dirname(ancestor)
-            if parent == ancestor:
-                break
-            ancestor = parent
-        if ancestor and not any(_is_ancestor_or_same(outer, ancestor) for outer in kept):
-            flat.add(ancestor)
-    plan.extend((path, False) for path in sorted(flat))
-    return plan
-
-
-def _is_ancestor_or_same(ancestor: str, path: str) -> bool:
-    return path == ancestor or path.startswith(ancestor.rstrip(os.sep) + os.sep)
 
 
 def _spawn(coroutine: Any) -> None:
@@ -361,120 +328,3 @@ def _spawn(coroutine: Any) -> None:
 def _log_failure(task: asyncio.Future[None]) -> None:
     if not task.cancelled() and task.exception() is not None:
         logger.warning("file watch registration failed: %s", task.exception())
-
-
-class _FolderWatch:
-    """The server's own watch over some folders, in a thread of its own.
-
-    watchfiles (the Rust notify crate) does the watching: inotify, FSEvents or
-    ReadDirectoryChangesW, new subfolders followed, events grouped in Rust without the
-    GIL. watchdog, used before, paired renames in Python with a linear search per event:
-    in an event storm its threads held the GIL most of the time while completion waited.
-    """
-
-    def __init__(self, paths: tuple[str, ...], recursive: bool, notify: Any) -> None:
-        self.paths = paths
-        self.recursive = recursive
-        self._notify = notify
-        self._stop = threading.Event()
-
-    @classmethod
-    def start(
-        cls, paths: tuple[str, ...], recursive: bool, enqueue: Callable[[Iterable[str]], None]
-    ) -> _FolderWatch | None:
-        """Watch `paths` (active on return); None when there is nothing to watch."""
-        if not paths:
-            return None
-        try:
-            notify = _notifier(paths, recursive)
-        except (OSError, RuntimeError) as exc:  # a folder went away meanwhile: watched again then
-            logger.warning("cannot watch %s: %s", ", ".join(paths), exc)
-            return None
-        watch = cls(paths, recursive, notify)
-        name = "memory-ls-watch" + ("" if recursive else "-flat")
-        threading.Thread(target=watch._run, args=(enqueue,), name=name, daemon=True).start()
-        return watch
-
-    def stop(self) -> None:
-        """End the watch (its thread sees this within a step)."""
-        self._stop.set()
-
-    def _run(self, enqueue: Callable[[Iterable[str]], None]) -> None:
-        notify = self._notify
-        while True:
-            try:
-                changes = notify.watch(DEBOUNCE_MS, STEP_MS, 0, self._stop)
-            except Exception as exc:
-                # watchfiles keeps an error of the watcher under it for good (a folder
-                # removed while a watch was being added to it, say): watch anew, and read
-                # the folders again for what went by meanwhile.
-                logger.warning("watching %s failed (%s); watching again", self.paths, exc)
-                notify.close()
-                notify = self._watch_again()
-                if notify is None:
-                    return
-                if self.recursive:  # a flat watch is on a folder's parent: nothing to read
-                    enqueue(self.paths)
-                continue
-            if changes == "stop" or self._stop.is_set():
-                notify.close()
-                return
-            if isinstance(changes, set):
-                wanted = [path for change, path in changes if _may_matter(change, path)]
-                if wanted:
-                    enqueue(wanted)
-
-    def _watch_again(self) -> Any:
-        """A new watcher for the same folders, retried until stopped; None when stopped."""
-        while not self._stop.is_set():
-            try:
-                return _notifier(self.paths, self.recursive)
-            except (OSError, RuntimeError) as exc:
-                # A watched folder is gone: the server re-plans its watches and stops this.
-                logger.info("watching %s again: %s", self.paths, exc)
-                self._stop.wait(RETRY_SECONDS)
-        return None
-
-
-def _notifier(paths: tuple[str, ...], recursive: bool) -> Any:
-    """watchfiles' watcher over `paths`, active on return."""
-    # The class that watchfiles.watch() loops over, used directly so that the watch is
-    # active when it is made, not later in the thread, as the callers expect.
-    from watchfiles._rust_notify import RustNotify
-
-    return RustNotify(list(paths), False, False, 300, recursive, True)
-
-
-def _may_matter(change: int, path: str) -> bool:
-    """Whether a change may change which memories exist or what they say."""
-    if path.endswith(".md"):
-        return True
-    # Any other path that appeared or went away may be a folder with memories in it;
-    # other files' contents do not matter, nor our own temporary files.
-    return change != CHANGE_MODIFIED and not is_temp_file(os.path.basename(path))
-
-
-class SerialWorker:
-    """Runs calls one after another in a daemon thread (started with the first call)."""
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-        self._calls: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
-
-    def submit(self, function: Callable[..., None], *args: Any) -> None:
-        """Queue a call; a failure is logged."""
-        self._calls.put(functools.partial(function, *args))
-        with self._lock:
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
-                self._thread.start()
-
-    def _run(self) -> None:
-        while True:
-            call = self._calls.get()
-            try:
-                call()
-            except Exception:
-                logger.exception("%s failed", self._name)

@@ -33,9 +33,9 @@ from memory_ls.core.diagnostics import Diagnostic
 from memory_ls.core.disk_check import DiskDiagnostics
 from memory_ls.core.duplicates import IndexedDuplicates
 from memory_ls.core.index import MemoryIndex, Update
+from memory_ls.core.watching import SerialWorker
 from memory_ls.lsp.diagnostics import to_lsp
 from memory_ls.lsp.server import MemoryServer
-from memory_ls.lsp.watching import SerialWorker
 
 IDENTIFIER = "memory-ls"
 # The result id of an open document's (empty) pull report.

@@ -45,9 +45,10 @@ _TOOL_PREFIX = re.compile(r"[A-Za-z0-9_.-]{0,64}")
 
 def run_mcp(layer: Layer, root: str, tool_prefix: str = "") -> None:
     """Serve the MCP tools over stdio on the store configured by the CLI flags in `layer`."""
-    server = build_server(layer, root, tool_prefix)
-    # Before the server's threads: every call compares each memory file with the index.
+    # Before any thread: the first listing of the folders (and, where they cannot be
+    # watched, every call) states the memory files in two processes.
     start_stat_helper()
+    server = build_server(layer, root, tool_prefix, watch=True)
     server.run("stdio")
 
 
@@ -60,8 +61,17 @@ def check_tool_prefix(prefix: str) -> None:
         )
 
 
-def build_server(layer: Layer, root: str, tool_prefix: str = "") -> "MCPServer[Any]":
-    """An MCP server with the memory tools (names prefixed), on the store at `root`."""
+def build_server(
+    layer: Layer, root: str, tool_prefix: str = "", *, watch: bool = False
+) -> "MCPServer[Any]":
+    """An MCP server with the memory tools (names prefixed), on the store at `root`;
+    `watch`: its folders watched and its indexes loaded from now on (core/live.py)."""
+    check_tool_prefix(tool_prefix)
+    settings = merge_layers(layer)
+    stores = StoreFactory(settings, os.path.abspath(os.path.expanduser(root)), watch=watch)
+    # Before the SDK is imported: the store is listed meanwhile.
+    stores.start()
+
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import ToolAnnotations
@@ -70,9 +80,6 @@ def build_server(layer: Layer, root: str, tool_prefix: str = "") -> "MCPServer[A
     from memory_ls.mcp.tools import about, listing, managing, reading, searching, writing
     from memory_ls.mcp.tools.context import ToolContext
 
-    check_tool_prefix(tool_prefix)
-    settings = merge_layers(layer)
-    stores = StoreFactory(settings, os.path.abspath(os.path.expanduser(root)))
     names = {tool: tool_prefix + tool for tool in TOOLS}
     context = ToolContext(stores, names)
 

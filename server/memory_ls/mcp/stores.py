@@ -1,6 +1,13 @@
-"""The store behind each MCP tool call: settings fixed at start, folders resolved per call."""
+"""The store behind each MCP tool call: settings fixed at start, folders resolved per call.
+
+The folders are watched (core/live.py): each call answers from indexes the watch keeps
+current, and the store's own writes are applied before the call answers. Where the
+folders cannot be watched, each call compares the memory files with the full-text index
+and lists the folders from disk instead (slower on large stores), and the log says so.
+"""
 
 import logging
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -9,6 +16,7 @@ from memory_ls.core.errors import MemoryStoreError
 from memory_ls.core.folders import StoreConfig, resolve_store_config
 from memory_ls.core.fulltext import SearchIndex, fingerprint
 from memory_ls.core.listing import ScanCache
+from memory_ls.core.live import LiveStore, WatchUnavailable
 from memory_ls.core.store import Store
 from memory_ls.mcp.answers import failure, refusal
 
@@ -21,14 +29,19 @@ log = logging.getLogger("memory_ls.mcp")
 class StoreFactory:
     """Builds the Store for each tool call from settings fixed at start."""
 
-    def __init__(self, settings: Settings, root: str) -> None:
+    def __init__(self, settings: Settings, root: str, *, watch: bool = True) -> None:
         self.settings = settings
         self.root = root
         self.reported_missing: tuple[str, ...] | None = None
-        # The full-text index of the configuration last used: kept open between calls.
+        # The watched store of the configuration last used; None until started, or when
+        # the folders cannot be watched (`unwatched` says why).
+        self.live: LiveStore | None = None
+        self.unwatched: str | None = None if watch else "not asked to watch"
+        self._live_lock = threading.Lock()
+        # Without a watch: the full-text index of the configuration last used, kept open
+        # between calls and compared with the disk before each search, and folder scans
+        # kept while no directory changes.
         self.search_index: SearchIndex | None = None
-        # Folder scans kept between calls while no directory changes (listings at 10,000
-        # memories answer in milliseconds instead of a 0.1 s scan each).
         self.scan_cache = ScanCache()
 
     def config(self) -> StoreConfig:
@@ -44,17 +57,60 @@ class StoreFactory:
                 log.warning("memory-ls: additional folder %s does not exist; skipped", missing)
         return config
 
+    def start(self) -> None:
+        """Watch the store's folders and load its indexes in the background (at start)."""
+        self._live_for(self.config())
+
+    def _live_for(self, config: StoreConfig) -> LiveStore | None:
+        """The watched store for this configuration, started when the folders changed;
+        None when they cannot be watched."""
+        with self._live_lock:
+            if self.unwatched is not None:
+                return None
+            live = self.live
+            if live is not None and _same_store(live.config, config):
+                return live
+            if live is not None:
+                live.stop()
+            live = LiveStore(config)
+            try:
+                live.start()
+            except WatchUnavailable as exc:
+                self.live, self.unwatched = None, str(exc)
+                log.warning(
+                    "memory-ls mcp: the memory folders are not watched (%s): each call "
+                    "compares every memory file with the index instead (slower on large "
+                    "stores).",
+                    exc,
+                )
+                return None
+            self.live = live
+            return live
+
+    def _store(self, config: StoreConfig) -> Store:
+        """The Store for one call: on the live indexes, else compared with the disk."""
+        live = self._live_for(config)
+        if live is not None:
+            live.wait_ready()
+            live.settle()  # every change the watch reported so far
+            return live.store(config)
+        if self.search_index is None or fingerprint(self.search_index.config) != fingerprint(
+            config
+        ):
+            if self.search_index is not None:
+                self.search_index.close()
+            self.search_index = SearchIndex(config, live=False)
+        return Store(config, self.search_index, scan_cache=self.scan_cache)
+
     def run(self, act: Callable[[Store], "CallToolResult"]) -> "CallToolResult":
         """Run one tool's action on a fresh Store; a refusal becomes a tool error."""
         try:
             config = self.config()
-            if self.search_index is None or fingerprint(self.search_index.config) != fingerprint(
-                config
-            ):
-                if self.search_index is not None:
-                    self.search_index.close()
-                self.search_index = SearchIndex(config, live=False)
-            return act(Store(config, self.search_index, scan_cache=self.scan_cache))
+            live = self._live_for(config)
+            if live is None:
+                return act(self._store(config))
+            with live.answering():
+                return act(self._store(config))
         except MemoryStoreError as exc:
             return refusal(exc)
         except OSError as exc:
@@ -62,3 +118,13 @@ class StoreFactory:
             # still learn what failed rather than see a bare "Error executing tool".
             where = f" ({exc.filename})" if exc.filename else ""
             return failure(f"The file system refused the operation: {exc.strerror or exc}{where}.")
+
+
+def _same_store(indexed: StoreConfig, wanted: StoreConfig) -> bool:
+    """Whether indexes made for one configuration hold for another (same folders and
+    patterns, and the same full-text index)."""
+    return (indexed.root, indexed.folders, indexed.patterns) == (
+        wanted.root,
+        wanted.folders,
+        wanted.patterns,
+    ) and fingerprint(indexed) == fingerprint(wanted)

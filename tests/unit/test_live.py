@@ -1,0 +1,97 @@
+"""core/live.py: a store's indexes kept live by a watch (the MCP server's), on real files."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+from store_helpers import Workspace
+
+from memory_ls.core.backlinks import serena_key
+from memory_ls.core.live import WARM_STEP_FILES, LiveStore
+from memory_ls.core.store import Resolved, Store
+
+DEADLINE_SECONDS = 10.0
+
+
+def eventually(condition: Callable[[], bool], what: str) -> None:
+    """Wait until a condition holds (the watch reports within a fraction of a second)."""
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    while not condition():
+        assert time.monotonic() < deadline, f"never: {what}"
+        time.sleep(0.02)
+
+
+def shown(items: list[Resolved]) -> list[tuple[str, str, tuple[str, ...]]]:
+    """A resolved listing as (name, path, shadowed paths)."""
+    return [(r.memory.qualified, r.memory.path, tuple(m.path for m in r.shadows)) for r in items]
+
+
+@pytest.fixture
+def live(ws: Workspace) -> Iterator[tuple[LiveStore, Store]]:
+    """A watched store (primary, an additional folder, global) and a Store reading the disk."""
+    disk = ws.store(["shared/feature"])
+    feature = ws.root / "shared" / "feature"
+    ws.write(ws.primary / "alpha.md", "# Alpha\n")
+    ws.write(ws.primary / "same.md", "# Same, project\n")
+    ws.write(feature / "same.md", "# Same, shadowed\n")
+    ws.write(feature / "FEATURE_x.md", "# X\n")
+    ws.write(ws.primary / "topic" / "deep.md", "# Deep\n")
+    ws.write(ws.primary / "what?.md", "# A name memory-ls would not create\n")
+    ws.write(ws.global_dir / "same.md", "# Same, global\n")
+    started = LiveStore(disk.config)
+    started.start()
+    started.wait_ready()
+    yield started, disk
+    started.stop()
+
+
+def test_the_live_listing_is_the_disk_s_as_changes_come_and_go(
+    live: tuple[LiveStore, Store], ws: Workspace
+) -> None:
+    watched, disk = live
+
+    def agree() -> bool:
+        store = watched.store(disk.config)
+        return all(
+            shown(store.resolve(scope)) == shown(disk.resolve(scope))
+            for scope in (None, "project", "global")
+        )
+
+    assert agree()
+    feature = ws.root / "shared" / "feature"
+    # Behind the store's back: the shadowing file goes, another name comes, a topic moves.
+    (ws.primary / "same.md").unlink()
+    ws.write(feature / "FEATURE_new.md", "# New\n")
+    os.rename(ws.primary / "topic", ws.primary / "moved")
+    ws.write(ws.global_dir / "alpha.md", "# Alpha, global\n")
+    eventually(agree, "the live listing matches the disk after changes made outside")
+    # Through the store: at once, no waiting for the watch.
+    store = watched.store(disk.config)
+    store.save("beta", "# Beta\n")
+    store.delete("FEATURE_x")
+    assert shown(watched.store(disk.config).resolve(None)) == shown(disk.resolve(None))
+
+
+def test_renames_find_referrers_before_every_file_s_links_are_known(ws: Workspace) -> None:
+    disk = ws.store()
+    for number in range(3 * WARM_STEP_FILES):
+        ws.write(ws.primary / f"other_{number:02d}.md", f"# Other {number}\n")
+    ws.write(ws.primary / "alpha.md", "# Alpha\n")
+    ws.write(ws.primary / "referrer.md", "See [[alpha]] and mem:alpha.\n")
+    watched = LiveStore(disk.config)
+    with watched.answering():  # learning every file's links waits while a call runs
+        watched.start()
+        watched.wait_ready()
+        eventually(lambda: watched.index._warming, "learning the links began, and waits")
+        assert not watched.index.learn_links()
+        sources = watched.reference_sources(["alpha", serena_key("alpha")])
+        assert sources is not None  # the full-text index names them meanwhile
+        assert str(ws.primary / "referrer.md") in sources
+        assert str(ws.primary / "other_00.md") not in sources
+        moved = watched.store(disk.config).move("alpha", "gamma")
+    watched.stop()
+    assert moved["updatedReferences"] == 2
+    assert (ws.primary / "referrer.md").read_text() == "See [[gamma]] and mem:gamma.\n"
