@@ -2,18 +2,21 @@
 // completion, Save Selection as Memory, Open Memory, Problems and the Memories view.
 //   node --test client-vscode/test/editor/editor.test.mjs   (see client-vscode/scripts/test-all.sh)
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import {
   activeTab,
   escapeRegExp,
+  evidence,
   expectSuggestions,
   focusEditor,
   notification,
   openBrowser,
   openFile,
   palette,
+  pickLabels,
   quickPickRow,
   repo,
   retry,
@@ -344,6 +347,79 @@ describe("memory-ls in VS Code (code-server)", { timeout: 15 * 60_000 }, () => {
     await problem.first().waitFor({ state: "detached", timeout: 30_000 });
     updateSettings(session.workspaceSettings, { "memoryLs.diagnostics": undefined });
     await problem.first().waitFor({ state: "visible", timeout: 30_000 });
+  });
+
+  step("Rename File to a Valid Name from the palette offers only invalid names, or says there are none", async () => {
+    await runCommand(page, "Memory: Rename File to a Valid Name…");
+    await notification(page, "Every memory has a valid name").first().waitFor({ timeout: 15_000 });
+    const memories = join(session.workspace, ".serena", "memories");
+    const invalid = join(memories, "draft?notes.md");
+    writeFileSync(invalid, "# Draft\n");
+    await runCommand(page, "Memory: Rename File to a Valid Name…");
+    await page.locator(".quick-input-title", { hasText: "Rename File to a Valid Name" }).waitFor({ timeout: 10_000 });
+    await retry(
+      async () => assert.deepEqual(await pickLabels(page), ["draft?notes"]),
+      { timeout: 10_000, what: "only the invalid name in the pick" },
+    );
+    await evidence(page, artifacts, "rename-invalid-pick");
+    await quickPickRow(page, "draft?notes").click();
+    const input = page.locator(".quick-input-widget input");
+    await page.locator(".quick-input-title", { hasText: "Rename draft?notes" }).waitFor({ timeout: 10_000 });
+    assert.equal(await input.inputValue(), "draft_notes");
+    await input.press("Enter");
+    const renamed = join(memories, "draft_notes.md");
+    await retry(async () => assert.ok(existsSync(renamed) && !existsSync(invalid), "not renamed yet"), {
+      timeout: 15_000,
+      what: "the file to be renamed",
+    });
+    // No false "read-only" message anywhere.
+    assert.equal(await notification(page, "read-only").count(), 0);
+    rmSync(renamed);
+  });
+
+  step("the Settings UI accepts every diagnostic code the server has", async () => {
+    const codes = JSON.parse(
+      execFileSync(session.python, ["-c", "import json; from memory_ls.config import DIAGNOSTIC_CODES as c; print(json.dumps(c))"], {
+        encoding: "utf8",
+        env: { ...process.env, PYTHONPATH: join(repo, "server") },
+      }),
+    );
+    assert.ok(codes.includes("possible-secret") && codes.includes("stale-path") && codes.includes("context-budget"));
+    // Every code, plus one the server does not have: only that one is refused.
+    const severities = Object.fromEntries(codes.map((code) => [code, "information"]));
+    updateSettings(session.workspaceSettings, { "memoryLs.diagnostics": { ...severities, "no-such-code": "off" } });
+    await openFile(page, ".vscode/settings.json");
+    await page.keyboard.press("Control+Shift+M");
+    const notAllowed = page.locator(".markers-panel .monaco-list-row", { hasText: /Property \S+ is not allowed/ });
+    await retry(
+      async () => {
+        const texts = await notAllowed.allInnerTexts();
+        assert.equal(texts.length, 1, texts.join("\n"));
+        assert.match(texts[0], /Property no-such-code is not allowed/);
+      },
+      { timeout: 30_000, what: "settings.json validated against the extension's schema" },
+    );
+    await runCommand(page, "View: Close All Editors");
+    updateSettings(session.workspaceSettings, { "memoryLs.diagnostics": severities });
+    // The Settings UI shows the object as key/value rows: every code, no complaint.
+    await runCommand(page, "Preferences: Open Workspace Settings");
+    const editor = page.locator(".settings-editor");
+    await editor.waitFor({ timeout: 15_000 });
+    await editor.locator(".settings-header .suggest-input-container textarea, .settings-header input").first().fill("memoryLs.diagnostics");
+    const item = editor.locator(".setting-item-contents", { hasText: "Severity per diagnostic code" });
+    await retry(
+      async () => {
+        const text = await item.first().innerText();
+        for (const code of codes) {
+          assert.match(text, new RegExp(`\\b${code}\\b`), `${code} in the Settings UI`);
+        }
+        assert.doesNotMatch(text, /not allowed/);
+      },
+      { timeout: 30_000, what: "every code in the Settings UI" },
+    );
+    await evidence(page, artifacts, "settings-every-code");
+    await runCommand(page, "View: Close All Editors");
+    updateSettings(session.workspaceSettings, { "memoryLs.diagnostics": undefined });
   });
 
   step("a missing Python gets one message; Choose Python… opens the setting; restoring it restarts the server", async () => {
