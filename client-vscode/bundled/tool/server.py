@@ -47,7 +47,7 @@ def main(argv: "list[str]") -> int:
         import importlib
 
         import memory_ls
-        import memory_ls.lsp.server
+        import memory_ls.lsp.app
 
         for module in bundle["native"]:
             importlib.import_module(module)
