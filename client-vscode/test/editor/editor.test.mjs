@@ -3,11 +3,12 @@
 //   node --test client-vscode/test/editor/editor.test.mjs   (see client-vscode/scripts/test-all.sh)
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import {
   activeTab,
+  closeQuickInput,
   escapeRegExp,
   evidence,
   expectSuggestions,
@@ -405,7 +406,10 @@ describe("memory-ls in VS Code (code-server)", { timeout: 15 * 60_000 }, () => {
     await runCommand(page, "Preferences: Open Workspace Settings");
     const editor = page.locator(".settings-editor");
     await editor.waitFor({ timeout: 15_000 });
-    await editor.locator(".settings-header .suggest-input-container textarea, .settings-header input").first().fill("memoryLs.diagnostics");
+    // The search box is a small editor: click it and type.
+    await editor.locator(".settings-header .suggest-input-container .monaco-editor").first().click();
+    await page.keyboard.press("Control+A");
+    await page.keyboard.type("memoryLs.diagnostics");
     const item = editor.locator(".setting-item-contents", { hasText: "Severity per diagnostic code" });
     await retry(
       async () => {
@@ -420,6 +424,77 @@ describe("memory-ls in VS Code (code-server)", { timeout: 15 * 60_000 }, () => {
     await evidence(page, artifacts, "settings-every-code");
     await runCommand(page, "View: Close All Editors");
     updateSettings(session.workspaceSettings, { "memoryLs.diagnostics": undefined });
+  });
+
+  step("Search Memories: #tag filters by tag, and a typo gets the closest words' results", async () => {
+    await runCommand(page, "Memory: Search Memories…");
+    await page.locator(".quick-input-title", { hasText: "Search Memories" }).waitFor({ timeout: 10_000 });
+    const input = page.locator(".quick-input-widget input");
+    // SPEC_payments_api has the word, FEATURE_checkout the tag.
+    await input.fill("#payments");
+    await retry(async () => assert.deepEqual(await pickLabels(page), ["FEATURE_checkout"]), {
+      timeout: 15_000,
+      what: "only the memory tagged payments",
+    });
+    await input.fill("paymnt");
+    await page.locator(".quick-input-title", { hasText: "no exact match; closest: payments" }).waitFor({ timeout: 15_000 });
+    await retry(async () => assert.ok((await pickLabels(page)).includes("SPEC_payments_api")), {
+      timeout: 15_000,
+      what: "the closest word's results",
+    });
+    await evidence(page, artifacts, "search-typo-closest");
+    await input.fill("zqxwvj");
+    await page.locator(".quick-input-title", { hasText: "Search Memories: no match" }).waitFor({ timeout: 15_000 });
+    await closeQuickInput(page);
+  });
+
+  step("the Outline lists each heading of a memory once", async () => {
+    writeFileSync(
+      join(session.workspace, ".serena", "memories", "outline_check.md"),
+      "# Release checklist\n\n## Build the wheel\n\ntext\n\n## Tag the release\n\nmore\n",
+    );
+    await openFile(page, "outline_check.md");
+    await runCommand(page, "Explorer: Focus on Outline View");
+    const outline = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /^\s*Outline/i }) });
+    const labels = async () =>
+      (await outline.locator(".monaco-list-row .label-name").allInnerTexts()).map((text) => text.trim());
+    await retry(
+      // VS Code's Markdown extension's entries (ours, without the #, would come twice).
+      async () => assert.deepEqual(await labels(), ["# Release checklist", "## Build the wheel", "## Tag the release"]),
+      { timeout: 30_000, what: "one Outline row per heading" },
+    );
+    // Still once after the server had time to answer too.
+    await page.waitForTimeout(2000);
+    assert.deepEqual(await labels(), ["# Release checklist", "## Build the wheel", "## Tag the release"]);
+    await evidence(page, artifacts, "outline-once");
+    rmSync(join(session.workspace, ".serena", "memories", "outline_check.md"));
+    await runCommand(page, "View: Close All Editors");
+  });
+
+  step("stale-path appears after git init and follows a file's removal, without a restart", async () => {
+    const memory = join(session.workspace, ".serena", "memories", "deploy_notes.md");
+    writeFileSync(memory, "# Deploy\n\nRun `scripts/deploy.sh` after the build.\n");
+    await page.keyboard.press("Control+Shift+M");
+    const stale = page.locator(".markers-panel .monaco-list-row", { hasText: "scripts/deploy.sh" });
+    const deployRow = page.locator(".markers-panel .monaco-list-row", { hasText: "deploy_notes.md" });
+    // Not a repository: stale-path is off (the memory is known: it is in the view).
+    await page.locator(".statusbar-item", { hasText: /\bmemories\b/ }).first().waitFor();
+    await page.waitForTimeout(1500);
+    assert.equal(await stale.count(), 0);
+    execFileSync("git", ["init", "-q"], { cwd: session.workspace });
+    await retry(async () => assert.match(await stale.first().innerText(), /stale-path/), {
+      timeout: 60_000,
+      what: "stale-path after git init",
+    });
+    await evidence(page, artifacts, "stale-path-after-git-init");
+    mkdirSync(join(session.workspace, "scripts"));
+    writeFileSync(join(session.workspace, "scripts", "deploy.sh"), "echo deploy\n");
+    await stale.first().waitFor({ state: "detached", timeout: 30_000 });
+    rmSync(join(session.workspace, "scripts", "deploy.sh"));
+    await stale.first().waitFor({ state: "visible", timeout: 30_000 });
+    rmSync(memory);
+    await deployRow.first().waitFor({ state: "detached", timeout: 30_000 });
+    rmSync(join(session.workspace, ".git"), { recursive: true, force: true });
   });
 
   step("a missing Python gets one message; Choose Python… opens the setting; restoring it restarts the server", async () => {
