@@ -444,6 +444,8 @@ export function notification(page, text) {
 
 /** A screenshot of what a test shows (kept on success too; its path is printed). */
 export async function evidence(page, directory, name) {
+  // No hover tooltip over what the picture is of.
+  await page.mouse.move(700, 990);
   const file = await screenshot(page, directory, name);
   console.log(`screenshot: ${file}`);
   return file;

@@ -192,11 +192,19 @@ describe("a multi-root workspace", { timeout: 10 * 60_000 }, () => {
       },
       { timeout: 60_000, what: "both folders and their memories in the Memories view" },
     );
-    // Each memory sits under its own folder's group.
-    const labels = (await pane.locator(".monaco-list-row .label-name").allInnerTexts()).map((label) => label.trim());
-    const at = (text) => labels.indexOf(text);
-    assert.ok(at("alpha") < at("alpha_notes") && at("alpha_notes") < at("beta"), labels.join(" | "));
-    assert.ok(at("beta") < at("beta_plan"), labels.join(" | "));
+    // Each memory sits under its own folder's group; the global memory both servers
+    // list shows once, under the first folder.
+    await retry(
+      async () => {
+        const labels = (await pane.locator(".monaco-list-row .label-name").allInnerTexts()).map((label) => label.trim());
+        const at = (text) => labels.indexOf(text);
+        assert.ok(at("alpha") < at("alpha_notes") && at("alpha_notes") < at("beta"), labels.join(" | "));
+        assert.ok(at("beta") < at("beta_plan"), labels.join(" | "));
+        assert.equal(labels.filter((label) => label === "personal_tip").length, 1, labels.join(" | "));
+        assert.ok(at("personal_tip") < at("beta"), labels.join(" | "));
+      },
+      { timeout: 30_000, what: "the Memories view's groups" },
+    );
     // The status bar counts every folder's memories, the global one once.
     await retry(
       async () => {
