@@ -446,6 +446,13 @@ export function notification(page, text) {
 export async function evidence(page, directory, name) {
   // No hover tooltip over what the picture is of.
   await page.mouse.move(700, 990);
+  await page
+    .waitForFunction(
+      () => ![...document.querySelectorAll(".workbench-hover, .monaco-hover")].some((hover) => hover.checkVisibility()),
+      undefined,
+      { timeout: 3000 },
+    )
+    .catch(() => undefined);
   const file = await screenshot(page, directory, name);
   console.log(`screenshot: ${file}`);
   return file;
