@@ -108,15 +108,19 @@ export function registerCommands(context: vscode.ExtensionContext, servers: Memo
     if (typeof target === "object" && "kind" in target) {
       return target.kind === "memory" ? { memory: target.memory, served: target.served } : undefined;
     }
-    const path = target instanceof vscode.Uri ? target.fsPath : undefined;
-    const served = target instanceof vscode.Uri ? servers.forUri(target) : servers.primary;
+    if (typeof target === "string") {
+      // A name: the active editor's folder's memory of that name, else another folder's.
+      const found = (await listEverywhere()).find((candidate) => candidate.memory.name === target);
+      if (found === undefined) {
+        throw new ServerCommandError(`${target} is not a memory.`, "not-found");
+      }
+      return found;
+    }
+    const served = servers.forUri(target);
     const { memories } = await served.server.call("memory.list", { scope: "all" });
-    const memory = memories.find((candidate) => (path !== undefined ? candidate.path === path : candidate.name === target));
+    const memory = memories.find((candidate) => candidate.path === target.fsPath);
     if (memory === undefined) {
-      throw new ServerCommandError(
-        `${path !== undefined ? displayPath(path, places(served.folder)) : String(target)} is not a memory.`,
-        "not-found",
-      );
+      throw new ServerCommandError(`${displayPath(target.fsPath, places(served.folder))} is not a memory.`, "not-found");
     }
     return { memory, served };
   }

@@ -400,6 +400,11 @@ describe("memory-ls in VS Code (code-server)", { timeout: 15 * 60_000 }, () => {
       },
       { timeout: 30_000, what: "settings.json validated against the extension's schema" },
     );
+    // The server obeys every code, and says which one it ignored.
+    await notification(page, "Ignored unknown settings in workspace configuration (memoryLs): diagnostics.no-such-code")
+      .first()
+      .waitFor({ timeout: 30_000 });
+    await runCommand(page, "Notifications: Clear All Notifications");
     await runCommand(page, "View: Close All Editors");
     updateSettings(session.workspaceSettings, { "memoryLs.diagnostics": severities });
     // The Settings UI shows the object as key/value rows: every code, no complaint.
