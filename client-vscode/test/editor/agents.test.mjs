@@ -6,12 +6,14 @@
 //   node --test client-vscode/test/editor/agents.test.mjs   (see client-vscode/scripts/test-all.sh)
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import {
   closeQuickInput,
   evidence,
+  notification,
   openBrowser,
   quickPickRow,
   repo,
@@ -29,6 +31,7 @@ const TEST_TIMEOUT = 180_000;
 const FLAGS = ["--additional-folders", "shared/feature,shared/feature_builder,shared/spec"];
 
 let session;
+let home;
 let browser;
 let page;
 let failed = false;
@@ -70,8 +73,11 @@ async function probe(title, request) {
 
 describe("the editor's agents and terminal use memory-ls", { timeout: 15 * 60_000 }, () => {
   before(async () => {
+    // Its own HOME: Install the memory-ls Command… links into ~/.local/bin.
+    home = mkdtempSync(join(tmpdir(), "memory-ls-agents-home-"));
     session = await startCodeServer({
       probe: true,
+      home,
       // Tool calls made outside a chat are not held for a confirmation in the test.
       userSettings: { "chat.tools.autoApprove": true, "terminal.integrated.gpuAcceleration": "off" },
     });
@@ -81,6 +87,9 @@ describe("the editor's agents and terminal use memory-ls", { timeout: 15 * 60_00
   after(async () => {
     await browser?.close().catch(() => undefined);
     await session?.stop({ keep: failed || process.env.MEMORY_LS_KEEP === "1" });
+    if (!failed && home) {
+      rmSync(home, { recursive: true, force: true });
+    }
     if (failed) {
       console.log(`Agent tests failed: screenshots in ${artifacts}; kept ${session?.temp}`);
     }
@@ -175,6 +184,12 @@ describe("the editor's agents and terminal use memory-ls", { timeout: 15 * 60_00
     await dialog.filter({ hasText: "Install the memory-ls command" }).waitFor({ timeout: 15_000 });
     assert.match(await dialog.innerText(), /ln -sf '.*\/bin\/memory-ls' .*\.local\/bin\/memory-ls/);
     await evidence(page, artifacts, "install-command");
-    await page.keyboard.press("Escape");
+    await dialog.locator(".monaco-button", { hasText: "Link into ~/.local/bin" }).click();
+    const link = join(home, ".local", "bin", "memory-ls");
+    await retry(() => assert.ok(lstatSync(link).isSymbolicLink()), { timeout: 15_000, what: `${link}` });
+    assert.match(readlinkSync(link), /\/User\/globalStorage\/[^/]+\/bin\/memory-ls$/);
+    // The linked command runs outside the editor too.
+    assert.equal(execFileSync(link, ["--version"], { encoding: "utf8" }).trim(), cli("--version"));
+    await notification(page, `Linked ${link}`).first().waitFor({ timeout: 10_000 });
   });
 });
