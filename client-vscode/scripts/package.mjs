@@ -30,6 +30,13 @@ const python = process.env.MEMORY_LS_BUILD_PYTHON || (existsSync(venvPython) ? v
 const vsce = join(repo, "node_modules", ".bin", process.platform === "win32" ? "vsce.cmd" : "vsce");
 const vsix = join(repo, "client-vscode", "dist", `memory-ls-${target}.vsix`);
 
+// The settings schema must list every diagnostic code and setting the server has.
+console.log("+ settings_schema.py --check");
+execFileSync(python, [join(repo, "client-vscode", "scripts", "settings_schema.py"), "--check"], {
+  cwd: repo,
+  stdio: "inherit",
+  env: { ...process.env, PYTHONPATH: join(repo, "server") },
+});
 run(process.execPath, [join(repo, "client-vscode", "scripts", "build.mjs"), "--production"]);
 run(python, [join(repo, "client-vscode", "scripts", "bundle_server.py"), "build", "--target", target]);
 run(vsce, [

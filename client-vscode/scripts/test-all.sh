@@ -6,7 +6,8 @@
 #   2. type-check; package the VSIX for this platform (scripts/package.mjs: esbuild, the
 #      server and its libraries for every supported CPython, vsce package --target)
 #   3. unit tests of the extension's own logic (node --test)
-#   4. real-editor tests: code-server 4.100.3 in headless Chromium (playwright-core);
+#   4. real-editor tests: code-server 4.103.2 (on the Node 22 setup.sh installs beside it)
+#      in headless Chromium (playwright-core);
 #      client-vscode/test/editor/setup.sh installs them into ~/.cache/memory-ls/editor.
 #      fresh.test.mjs is a new user's machine: the VSIX, a bare python3, pip offline.
 # Exits non-zero on any failure. Screenshots of failed editor tests are kept in
@@ -75,6 +76,7 @@ export MEMORY_LS_CODE_SERVER
 step "editor tests (code-server $(node -p "require('$MEMORY_LS_CODE_SERVER/package.json').version") in headless Chromium)"
 # One editor at a time: the machines have two cores.
 node --test --test-concurrency=1 client-vscode/test/editor/editor.test.mjs \
-  client-vscode/test/editor/workspace.test.mjs client-vscode/test/editor/fresh.test.mjs
+  client-vscode/test/editor/workspace.test.mjs client-vscode/test/editor/agents.test.mjs \
+  client-vscode/test/editor/fresh.test.mjs
 
 step "all extension tests passed"

@@ -10,11 +10,12 @@ import {
   displayPath,
   memoryPickText,
   parseTags,
+  splitTags,
   suggestName,
   suggestValidName,
   workspaceRelative,
 } from "./format";
-import type { MemoryInfo, RouteResult, Scope } from "./protocol";
+import type { MemoryInfo, RouteResult, SearchHit } from "./protocol";
 import { errorText, SERVER_COMMAND, ServerCommandError, type MemoryServer } from "./server";
 import type { MemoryServers, Served } from "./servers";
 import { places, type MemoryNode } from "./tree";
@@ -22,20 +23,25 @@ import { places, type MemoryNode } from "./tree";
 /** What a command was invoked on: a tree node, a file, a name, or nothing (then it asks). */
 type Target = MemoryNode | vscode.Uri | string | undefined;
 
-interface MemoryRef {
-  name: string;
-  path: string;
-  scope: Scope;
-  readOnly: boolean;
+/** A memory and the served workspace folder whose server listed it. */
+interface FoundMemory {
+  memory: MemoryInfo;
+  served: Served;
 }
 
 interface MemoryPickItem extends vscode.QuickPickItem {
-  memory: MemoryInfo;
+  found: FoundMemory;
 }
 
 interface SearchPickItem extends vscode.QuickPickItem {
   path: string;
   line: number;
+}
+
+/** Which memories a pick offers, and what it says when there are none. */
+interface PickFilter {
+  accepts(memory: MemoryInfo): boolean;
+  none: string;
 }
 
 const SEARCH_DELAY_MS = 150;
@@ -70,45 +76,111 @@ export function registerCommands(context: vscode.ExtensionContext, servers: Memo
     );
   };
 
-  /** A memory the command acts on: the target, else one the user picks. */
-  async function resolveTarget(
-    served: Served,
-    target: Target,
+  /**
+   * A command that acts on one memory: the target's, else one picked among the memories
+   * of every served workspace folder (not only the active editor's).
+   */
+  const registerForMemory = (
+    id: string,
     title: string,
     preview: boolean,
-  ): Promise<MemoryRef | undefined> {
-    const { server, folder } = served;
-    if (target !== undefined && typeof target === "object" && "kind" in target) {
-      return target.kind === "memory" ? target.memory : undefined;
+    handler: (found: FoundMemory) => Promise<unknown>,
+    filter?: PickFilter,
+  ): void => {
+    context.subscriptions.push(
+      vscode.commands.registerCommand(id, async (target?: Target) => {
+        let served: Served | undefined;
+        try {
+          const found = target === undefined ? await pickMemory(title, preview, filter) : await resolveTarget(target);
+          served = found?.served;
+          if (found !== undefined) {
+            await handler(found);
+          }
+        } catch (error) {
+          await showError(error, (served ?? servers.primary).server);
+        }
+      }),
+    );
+  };
+
+  /** The memory a tree node, a file or a name stands for. */
+  async function resolveTarget(target: Exclude<Target, undefined>): Promise<FoundMemory | undefined> {
+    if (typeof target === "object" && "kind" in target) {
+      return target.kind === "memory" ? { memory: target.memory, served: target.served } : undefined;
     }
-    if (target instanceof vscode.Uri || typeof target === "string") {
-      const path = target instanceof vscode.Uri ? target.fsPath : undefined;
-      const { memories } = await server.call("memory.list", { scope: "all" });
-      const found = memories.find((memory) => (path !== undefined ? memory.path === path : memory.name === target));
+    if (typeof target === "string") {
+      // A name: the active editor's folder's memory of that name, else another folder's.
+      const found = (await listEverywhere()).find((candidate) => candidate.memory.name === target);
       if (found === undefined) {
-        throw new ServerCommandError(
-          `${path !== undefined ? displayPath(path, places(folder)) : String(target)} is not a memory.`,
-          "not-found",
-        );
+        throw new ServerCommandError(`${target} is not a memory.`, "not-found");
       }
       return found;
     }
-    return pickMemory(served, title, preview);
+    const served = servers.forUri(target);
+    const { memories } = await served.server.call("memory.list", { scope: "all" });
+    const memory = memories.find((candidate) => candidate.path === target.fsPath);
+    if (memory === undefined) {
+      throw new ServerCommandError(`${displayPath(target.fsPath, places(served.folder))} is not a memory.`, "not-found");
+    }
+    return { memory, served };
   }
 
-  async function pickMemory({ server, folder }: Served, title: string, preview: boolean): Promise<MemoryInfo | undefined> {
-    const { memories } = await server.call("memory.list", { scope: "all" });
-    if (memories.length === 0) {
-      void vscode.window.showInformationMessage("There are no memories yet. Create one with Memory: New Memory….");
+  /**
+   * Every served folder's memories, the active editor's folder first; a memory listed by
+   * several servers (the global folder, a shared folder) once, under the first.
+   */
+  async function listEverywhere(): Promise<FoundMemory[]> {
+    const active = vscode.window.activeTextEditor?.document.uri;
+    const first = active?.scheme === "file" ? servers.forUri(active) : undefined;
+    const order = first === undefined ? servers.all : [first, ...servers.all.filter((entry) => entry !== first)];
+    const listed = await Promise.allSettled(order.map((served) => served.server.call("memory.list", { scope: "all" })));
+    const found: FoundMemory[] = [];
+    const seen = new Set<string>();
+    listed.forEach((outcome, index) => {
+      const served = order[index];
+      if (outcome.status !== "fulfilled" || served === undefined) {
+        return;
+      }
+      for (const memory of outcome.value.memories) {
+        if (!seen.has(memory.path)) {
+          seen.add(memory.path);
+          found.push({ memory, served });
+        }
+      }
+    });
+    const failure = listed.find((outcome): outcome is PromiseRejectedResult => outcome.status === "rejected");
+    if (found.length === 0 && failure !== undefined) {
+      throw failure.reason;
+    }
+    return found;
+  }
+
+  /** What a row of a memory pick says; with several workspace folders, which one it is in. */
+  function pickText({ memory, served }: FoundMemory): vscode.QuickPickItem {
+    const text = memoryPickText(memory, places(served.folder));
+    if (servers.all.length > 1 && served.folder !== undefined) {
+      return { ...text, description: `${served.folder.name} · ${text.description ?? ""}` };
+    }
+    return text;
+  }
+
+  async function pickMemory(title: string, preview: boolean, filter?: PickFilter): Promise<FoundMemory | undefined> {
+    const every = await listEverywhere();
+    const offered = filter === undefined ? every : every.filter((found) => filter.accepts(found.memory));
+    if (offered.length === 0) {
+      void vscode.window.showInformationMessage(
+        every.length === 0 || filter === undefined
+          ? "There are no memories yet. Create one with Memory: New Memory…."
+          : filter.none,
+      );
       return undefined;
     }
-    const where = places(folder);
     const pick = vscode.window.createQuickPick<MemoryPickItem>();
     pick.title = title;
     pick.placeholder = "Type a memory name, folder, scope or #tag";
     pick.matchOnDescription = true;
     pick.matchOnDetail = true;
-    pick.items = memories.map((memory) => ({ ...memoryPickText(memory, where), memory }));
+    pick.items = offered.map((found) => ({ ...pickText(found), found }));
     const before = vscode.window.activeTextEditor;
     let previewed = false;
     if (preview) {
@@ -116,16 +188,16 @@ export function registerCommands(context: vscode.ExtensionContext, servers: Memo
         const item = active[0];
         if (item !== undefined) {
           previewed = true;
-          void vscode.window.showTextDocument(vscode.Uri.file(item.memory.path), {
+          void vscode.window.showTextDocument(vscode.Uri.file(item.found.memory.path), {
             preview: true,
             preserveFocus: true,
           });
         }
       });
     }
-    const chosen = await new Promise<MemoryInfo | undefined>((resolve) => {
+    const chosen = await new Promise<FoundMemory | undefined>((resolve) => {
       pick.onDidAccept(() => {
-        resolve(pick.selectedItems[0]?.memory);
+        resolve(pick.selectedItems[0]?.found);
         pick.hide();
       });
       pick.onDidHide(() => resolve(undefined));
@@ -262,18 +334,11 @@ export function registerCommands(context: vscode.ExtensionContext, servers: Memo
     editor.selection = new vscode.Selection(end, end);
   });
 
-  register("memoryLs.openMemory", async (served, target) => {
-    const memory = await resolveTarget(served, target, "Open Memory", true);
-    if (memory !== undefined) {
-      await open(memory.path);
-    }
+  registerForMemory("memoryLs.openMemory", "Open Memory", true, async ({ memory }) => {
+    await open(memory.path);
   });
 
-  register("memoryLs.editMemory", async (served, target) => {
-    const memory = await resolveTarget(served, target, "Edit Memory", true);
-    if (memory === undefined) {
-      return;
-    }
+  registerForMemory("memoryLs.editMemory", "Edit Memory", true, async ({ memory }) => {
     await open(memory.path);
     if (memory.readOnly) {
       void vscode.window.showWarningMessage(
@@ -282,12 +347,8 @@ export function registerCommands(context: vscode.ExtensionContext, servers: Memo
     }
   });
 
-  register("memoryLs.deleteMemory", async (served, target) => {
+  registerForMemory("memoryLs.deleteMemory", "Delete Memory", false, async ({ memory, served }) => {
     const { server, catalog, folder } = served;
-    const memory = await resolveTarget(served, target, "Delete Memory", false);
-    if (memory === undefined) {
-      return;
-    }
     const answer = await vscode.window.showWarningMessage(
       `Delete memory ${memory.name}?`,
       { modal: true, detail: `${displayPath(memory.path, places(folder))} will be deleted from disk.` },
@@ -303,11 +364,78 @@ export function registerCommands(context: vscode.ExtensionContext, servers: Memo
     );
   });
 
-  register("memoryLs.searchMemories", async (served) => {
-    const { server } = served;
+  // Every served folder's memories are searched (results labelled by folder when there
+  // are several); `#tag` words filter by tag as Open Memory's do; with no exact match the
+  // server's closest words are searched instead, and the pick says so.
+  context.subscriptions.push(
+    vscode.commands.registerCommand("memoryLs.searchMemories", async () => {
+      try {
+        await searchMemories();
+      } catch (error) {
+        await showError(error, servers.primary.server);
+      }
+    }),
+  );
+
+  async function searchEverywhere(text: string): Promise<{ items: SearchPickItem[]; closest: string | undefined }> {
+    const { words, tags } = splitTags(text);
+    const results = await Promise.allSettled(
+      servers.all.map(async (served) => {
+        if (words.trim()) {
+          const found = await served.server.call("memory.search", { query: words, limit: 200, ...(tags.length ? { tags } : {}) });
+          return { served, hits: found.results, closest: found.closest };
+        }
+        // Only tags: every memory that has them, at its first line.
+        const { memories } = await served.server.call("memory.list", { scope: "all", tags });
+        const hits: SearchHit[] = memories.map((memory) => ({
+          name: memory.name,
+          path: memory.path,
+          line: 1,
+          text: memory.tags.map((tag) => `#${tag}`).join(" "),
+          score: 0,
+        }));
+        return { served, hits, closest: undefined };
+      }),
+    );
+    const answered = results.flatMap((outcome) => (outcome.status === "fulfilled" ? [outcome.value] : []));
+    const failure = results.find((outcome): outcome is PromiseRejectedResult => outcome.status === "rejected");
+    if (answered.length === 0 && failure !== undefined) {
+      throw failure.reason;
+    }
+    // An exact match anywhere wins over the closest words elsewhere.
+    const exact = answered.filter((answer) => answer.hits.length > 0 && answer.closest === undefined);
+    const shown = exact.length > 0 ? exact : answered;
+    const seen = new Set<string>();
+    const rows: { hit: SearchHit; served: Served }[] = [];
+    for (const { served, hits } of shown) {
+      for (const hit of hits) {
+        const key = `${hit.path}:${hit.line}`;
+        if (!seen.has(key)) {
+          seen.add(key);
+          rows.push({ hit, served });
+        }
+      }
+    }
+    rows.sort((a, b) => b.hit.score - a.hit.score);
+    const several = servers.all.length > 1;
+    const items = rows.map(({ hit, served }) => ({
+      label: hit.name,
+      description: several && served.folder !== undefined ? `${served.folder.name} · line ${hit.line}` : `line ${hit.line}`,
+      detail: hit.text,
+      path: hit.path,
+      line: hit.line,
+      alwaysShow: true,
+    }));
+    const closest = exact.length > 0 ? undefined : answered.find((answer) => answer.closest !== undefined)?.closest;
+    return { items, closest };
+  }
+
+  async function searchMemories(): Promise<void> {
     const pick = vscode.window.createQuickPick<SearchPickItem>();
-    pick.title = "Search Memories";
-    pick.placeholder = "Words to find in memory names and text (case-insensitive)";
+    const title = "Search Memories";
+    pick.title = title;
+    const placeholder = "Words to find in memory names and text (case-insensitive); #tag filters by tag";
+    pick.placeholder = placeholder;
     pick.matchOnDescription = true;
     pick.matchOnDetail = true;
     const editor = vscode.window.activeTextEditor;
@@ -320,6 +448,7 @@ export function registerCommands(context: vscode.ExtensionContext, servers: Memo
     const search = (query: string): void => {
       clearTimeout(timer);
       const mine = ++generation;
+      pick.title = title;
       if (!query.trim()) {
         pick.items = [];
         pick.busy = false;
@@ -327,26 +456,25 @@ export function registerCommands(context: vscode.ExtensionContext, servers: Memo
       }
       pick.busy = true;
       timer = setTimeout(() => {
-        server.call("memory.search", { query, limit: 200 }).then(
-          ({ results }) => {
+        searchEverywhere(query).then(
+          ({ items, closest }) => {
             if (mine !== generation) {
               return;
             }
-            pick.items = results.map((hit) => ({
-              label: hit.name,
-              description: `line ${hit.line}`,
-              detail: hit.text,
-              path: hit.path,
-              line: hit.line,
-              alwaysShow: true,
-            }));
+            pick.items = items;
+            pick.title =
+              closest !== undefined
+                ? `${title}: no exact match; closest: ${closest}`
+                : items.length === 0
+                  ? `${title}: no match`
+                  : title;
             pick.busy = false;
           },
           (error: unknown) => {
             if (mine === generation) {
               pick.items = [];
               pick.busy = false;
-              pick.placeholder = errorText(error);
+              pick.title = `${title}: ${errorText(error)}`;
             }
           },
         );
@@ -367,7 +495,7 @@ export function registerCommands(context: vscode.ExtensionContext, servers: Memo
     if (chosen !== undefined) {
       await open(chosen.path, chosen.line);
     }
-  });
+  }
 
   // The memories that mention the active editor's file (or the file or folder the
   // explorer's menu was opened on), best first; choosing one opens it at that line.
@@ -427,12 +555,8 @@ export function registerCommands(context: vscode.ExtensionContext, servers: Memo
     changesChannel.show(true);
   });
 
-  register("memoryLs.moveMemory", async (served, target) => {
+  registerForMemory("memoryLs.moveMemory", "Move/Rename Memory", false, async ({ memory, served }) => {
     const { server, catalog, folder } = served;
-    const memory = await resolveTarget(served, target, "Move/Rename Memory", false);
-    if (memory === undefined) {
-      return;
-    }
     const newName = await askName(served, `Move/Rename Memory ${memory.name}`, memory.name, "New name (routed like a new save)");
     if (newName === undefined || newName === memory.name) {
       return;
@@ -453,23 +577,29 @@ export function registerCommands(context: vscode.ExtensionContext, servers: Memo
   // A file whose name breaks the naming rules is renamed to a valid name through the
   // editor (memory.move could rename it too): open editors move with it, and the server's
   // willRenameFiles rewrites the references to it (as its invalid-name quick fix does).
-  register("memoryLs.renameFile", async (served, target) => {
-    const { server, catalog, folder } = served;
-    const memory = await resolveTarget(served, target, "Rename File to a Valid Name", false);
-    if (memory === undefined) {
-      return;
-    }
-    try {
-      await server.call("memory.route", { name: memory.name, scope: memory.scope });
-      throw new ServerCommandError(
-        `Memory ${memory.name} has a valid name: it is read-only because of its folder or Serena's read_only_memory_patterns, and is not renamed here.`,
-        "read-only",
-      );
-    } catch (error) {
-      if (!(error instanceof ServerCommandError && error.code === "invalid-name")) {
-        throw error;
+  // From the palette it offers only the memories whose names are invalid (the listing's
+  // validName), or says there are none.
+  registerForMemory(
+    "memoryLs.renameFile",
+    "Rename File to a Valid Name",
+    false,
+    async ({ memory, served }) => {
+      const { server, catalog, folder } = served;
+      if (memory.validName) {
+        void vscode.window.showInformationMessage(`Memory ${memory.name} has a valid name already: there is nothing to fix.`);
+        return;
       }
-    }
+      await renameToValidName(memory, server, catalog, folder);
+    },
+    { accepts: (memory) => !memory.validName, none: "Every memory has a valid name: there is no file to rename." },
+  );
+
+  async function renameToValidName(
+    memory: MemoryInfo,
+    server: MemoryServer,
+    catalog: Served["catalog"],
+    folder: Served["folder"],
+  ): Promise<void> {
     const directory = nodePath.dirname(memory.path);
     const segments = memory.name.split("/");
     const topic = segments.slice(0, -1).join("/");
@@ -501,7 +631,7 @@ export function registerCommands(context: vscode.ExtensionContext, servers: Memo
       throw new ServerCommandError(`${displayPath(memory.path, places(folder))} could not be renamed.`, "io-error");
     }
     catalog.reload();
-  });
+  }
 
   register("memoryLs.routeMemory", async (served) => {
     const { server, folder } = served;

@@ -1,6 +1,7 @@
 // Memory LS: starts the memory-ls language servers (one per workspace folder with a
 // memory store) and adds the Memory commands, the Memories view and the status bar item.
 import * as vscode from "vscode";
+import { registerMcpServers, registerTerminalCommand } from "./agents";
 import { registerCommands } from "./commands";
 import { MemoryServers } from "./servers";
 import { MemoryStatus } from "./status";
@@ -18,6 +19,9 @@ export function activate(context: vscode.ExtensionContext): void {
     new MemoryStatus(servers),
   );
   registerCommands(context, servers);
+  const running = servers;
+  registerMcpServers(context, running);
+  registerTerminalCommand(context, () => running.all[0]?.server.output);
   void servers.update();
 }
 

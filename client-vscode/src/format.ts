@@ -128,6 +128,20 @@ export function parseTags(text: string): string[] {
   return tags;
 }
 
+/** "#payments retry" -> words "retry", tags ["payments"] (a lone # is a word). */
+export function splitTags(text: string): { words: string; tags: string[] } {
+  const tags: string[] = [];
+  const words: string[] = [];
+  for (const token of text.split(/\s+/)) {
+    if (token.length > 1 && token.startsWith("#")) {
+      tags.push(token.slice(1));
+    } else if (token) {
+      words.push(token);
+    }
+  }
+  return { words: words.join(" "), tags };
+}
+
 /** "1 memory", "12 memories". */
 export function countLabel(count: number): string {
   return `${count} ${count === 1 ? "memory" : "memories"}`;

@@ -87,6 +87,9 @@ export interface SearchHit {
 }
 export interface SearchResult {
   results: SearchHit[];
+  /** With no exact match: the query with each unknown word replaced by its closest known
+   * word, whose results these are (absent when the results match the query as typed). */
+  closest?: string;
 }
 
 export interface RouteResult {

@@ -76,6 +76,23 @@ export function serverCommand(choice: PythonChoice, launcher: string): { command
   return { command: choice.command, args: ["-I", launcher] };
 }
 
+/** The `memory-ls` launcher script for terminals: the bundled command line on the server's interpreter. */
+export function launcherScript(python: string, launcher: string, windows: boolean): { name: string; text: string } {
+  if (windows) {
+    return { name: "memory-ls.cmd", text: `@echo off\r\n"${python}" -I "${launcher}" --cli %*\r\n` };
+  }
+  const quote = (text: string): string => `'${text.replace(/'/g, `'"'"'`)}'`;
+  return {
+    name: "memory-ls",
+    text: [
+      "#!/bin/sh",
+      "# Written by the Memory LS extension: the memory-ls command line it carries.",
+      `exec ${quote(python)} -I ${quote(launcher)} --cli "$@"`,
+      "",
+    ].join("\n"),
+  };
+}
+
 /** Arguments that check an interpreter can run the bundled server. */
 export function probeArgs(launcher: string): string[] {
   return ["-I", launcher, "--check"];

@@ -42,6 +42,11 @@ export function currentServerSettings(folder: vscode.WorkspaceFolder | undefined
   return toServerSettings(section);
 }
 
+/** Whether VS Code's built-in Markdown support (which outlines headings) is there. */
+function markdownOutlines(): boolean {
+  return vscode.extensions.getExtension("vscode.markdown-language-features") !== undefined;
+}
+
 /** The VS Code command that runs a server command of a code action on the server that offered it. */
 export const SERVER_COMMAND = "memoryLs.serverCommand";
 
@@ -180,6 +185,10 @@ export class MemoryServer implements vscode.Disposable {
             return routed(action);
           });
         },
+        // VS Code's Markdown extension outlines the headings already: ours would show
+        // each one twice in the Outline and the breadcrumbs.
+        provideDocumentSymbols: (document, token, next) =>
+          markdownOutlines() ? [] : next(document, token),
         // In a multi-root window each file's problems come from the server of its folder.
         provideWorkspaceDiagnostics: (resultIds, token, resultReporter, next) =>
           next(

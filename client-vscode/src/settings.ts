@@ -92,6 +92,34 @@ export function folderEntries(value: unknown): FolderEntry[] {
   return entries;
 }
 
+/**
+ * The command line's store flags for these settings (`memory-ls mcp` in the editor's
+ * agents): the same folders and limits as the language server. The diagnostics'
+ * severities and scope are the editor's and have no flag.
+ */
+export function cliFlags(settings: ServerSettings): string[] {
+  const flags: string[] = [];
+  const text = (key: ServerKey, flag: string): void => {
+    const value = settings[key];
+    if (typeof value === "string" && value.trim()) {
+      flags.push(flag, value.trim());
+    }
+  };
+  text("layout", "--layout");
+  text("primaryFolder", "--primary-folder");
+  // The flag is comma-separated: a path holding a comma cannot be given (left out).
+  const folders = folderEntries(settings.additionalFolders).filter((entry) => !entry.path.includes(","));
+  if (folders.length > 0) {
+    flags.push("--additional-folders", folders.map((entry) => (entry.readOnly ? `${entry.path}:ro` : entry.path)).join(","));
+  }
+  text("globalFolder", "--global-folder");
+  if (typeof settings.maxMemoryBytes === "number" && Number.isInteger(settings.maxMemoryBytes)) {
+    flags.push("--max-memory-bytes", String(settings.maxMemoryBytes));
+  }
+  text("secrets", "--secrets");
+  return flags;
+}
+
 export interface Environment {
   /** Workspace root (absolute). */
   root: string;

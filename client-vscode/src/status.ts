@@ -51,9 +51,14 @@ export class MemoryStatus implements vscode.Disposable {
         item.command = "memoryLs.showOutput";
         break;
       case "running": {
-        const count = all.reduce((sum, { catalog }) => sum + catalog.memories.length, 0);
+        // Every folder's memories, each once (each server lists the global folder too).
+        const count = new Set(all.flatMap(({ catalog }) => catalog.memories.map((memory) => memory.path))).size;
         item.text = `$(book) ${countLabel(count)}`;
-        item.tooltip = `Memory LS: the language server is running (${state.python}); ${countLabel(count)}. Click to open one.`;
+        const perFolder =
+          all.length > 1
+            ? ` (${all.map(({ folder, catalog }) => `${folder?.name ?? "(no folder)"}: ${catalog.memories.length}`).join(", ")})`
+            : "";
+        item.tooltip = `Memory LS: the language server is running (${state.python}); ${countLabel(count)}${perFolder}. Click to open one.`;
         item.command = "memoryLs.openMemory";
         break;
       }

@@ -50,8 +50,23 @@ export class MemoriesTree implements vscode.TreeDataProvider<MemoryNode>, vscode
     }, 50);
   }
 
+  /** A folder's memories, less those an earlier folder's server lists (the global ones). */
+  private own(served: Served): readonly MemoryInfo[] {
+    const earlier = new Set<string>();
+    for (const entry of this.servers.all) {
+      if (entry === served) {
+        break;
+      }
+      for (const memory of entry.catalog.memories) {
+        earlier.add(memory.path);
+      }
+    }
+    const memories = served.catalog.memories;
+    return earlier.size === 0 ? memories : memories.filter((memory) => !earlier.has(memory.path));
+  }
+
   private scopes(served: Served): MemoryNode[] {
-    return groupMemories(served.catalog.memories, places(served.folder)).map((group) => ({
+    return groupMemories(this.own(served), places(served.folder)).map((group) => ({
       kind: "scope",
       group,
       served,
@@ -86,7 +101,7 @@ export class MemoriesTree implements vscode.TreeDataProvider<MemoryNode>, vscode
     if (node.kind === "root") {
       const folder = node.served.folder;
       const item = new vscode.TreeItem(folder?.name ?? "(no folder)", vscode.TreeItemCollapsibleState.Expanded);
-      item.description = String(node.served.catalog.memories.length);
+      item.description = String(this.own(node.served).length);
       item.iconPath = new vscode.ThemeIcon("root-folder");
       item.contextValue = "root";
       item.tooltip = folder?.uri.fsPath;

@@ -357,7 +357,7 @@ def _serve(args: argparse.Namespace, layer: Layer) -> int:
     limit_malloc_arenas()  # before the server starts any thread
 
     startup.begin()  # until the session has begun: see memory_ls/lsp/startup.py
-    from memory_ls.lsp.server import serve  # the server's imports stay off other commands' path
+    from memory_ls.lsp.app import serve  # the server's imports stay off other commands' path
 
     serve(layer, tcp=tcp)
     return EXIT_OK

@@ -349,6 +349,8 @@ class _Options:
 
 
 _OPTION_KEYS: frozenset[str] = frozenset(_camel(field.name) for field in attrs.fields(_Options))
+SETTING_KEYS = _OPTION_KEYS
+"""Every setting's key (camelCase), as the editor's settings and initializationOptions give it."""
 
 
 def _camel_case_structure_hook(cls: type[Any]) -> Callable[[Any, Any], Any]:

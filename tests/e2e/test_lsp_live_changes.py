@@ -170,14 +170,26 @@ async def test_a_folder_removed_and_created_again(tmp_path: Path) -> None:
 # ----- only the client's file events ---------------------------------------------------
 
 
+def memory_watch(client: Session) -> types.Registration:
+    """The one registration of file events for the memory folders (not the repository's
+    watch of `.git` that stale-path asks for outside a git repository)."""
+
+    def of_memories(registration: types.Registration) -> bool:
+        watchers = registration.register_options["watchers"]  # type: ignore[index]
+        return any(".md" in str(watcher["globPattern"]) for watcher in watchers)
+
+    (registration,) = [
+        r
+        for r in client.registrations
+        if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES and of_memories(r)
+    ]
+    return registration
+
+
 async def test_client_file_events_alone_keep_the_index_current(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path)
     async with session(ws, env=NO_SERVER_WATCH) as client_only:
-        (registration,) = [
-            r
-            for r in client_only.registrations
-            if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
-        ]
+        registration = memory_watch(client_only)
         assert registration.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
         patterns = [w["globPattern"] for w in registration.register_options["watchers"]]
         # VS Code 1.65 has no RelativePattern: folders outside the workspace are not asked for.
@@ -212,11 +224,7 @@ async def test_relative_patterns_cover_folders_outside_the_workspace(tmp_path: P
     assert capabilities.workspace and capabilities.workspace.did_change_watched_files
     capabilities.workspace.did_change_watched_files.relative_pattern_support = True
     async with session(ws, capabilities=capabilities, env=NO_SERVER_WATCH) as client_only:
-        (registration,) = [
-            r
-            for r in client_only.registrations
-            if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
-        ]
+        registration = memory_watch(client_only)
         watchers = registration.register_options["watchers"]
         bases = [w["globPattern"]["baseUri"] for w in watchers]
         assert ws.outside.as_uri() in bases

@@ -129,3 +129,24 @@ async def test_search_while_the_first_indexing_runs_misses_nothing(tmp_path: Pat
         assert await _search(server, "note 5999", allWords=True) == {"bulk/note_05999"}
     assert time.monotonic() - started < 120
     assert os.path.isdir(tmp_path / "c" / "memory-ls" / "index")
+
+
+async def test_search_with_no_match_searches_the_closest_words_of_names_and_tags(
+    tmp_path: Path,
+) -> None:
+    workspace = make_workspace(tmp_path / "w")
+    write_file(workspace.primary / "SPEC_payments_api.md", "---\ntags: [billing]\n---\n# API\n")
+    async with session(workspace) as server:
+        result = await server.command("memory.search", {"query": "paymnt"})
+        assert result["closest"] == "payments"
+        assert {hit["name"] for hit in result["results"]} == {"SPEC_payments_api"}
+        # A tag's words count too; a word with no close one gives nothing, and says so.
+        assert (await server.command("memory.search", {"query": "biling"}))["closest"] == "billing"
+        nothing = await server.command("memory.search", {"query": "zqxwv"})
+        assert nothing == {"results": []}
+        # An exact match is not "corrected"; allWords means the words as typed.
+        exact = await server.command("memory.search", {"query": "payments"})
+        assert "closest" not in exact
+        assert exact["results"]
+        strict = await server.command("memory.search", {"query": "paymnt", "allWords": True})
+        assert strict == {"results": []}

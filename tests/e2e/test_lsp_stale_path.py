@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
-from e2e_support import Session, Workspace, make_workspace, session
+from e2e_support import Session, Workspace, client_capabilities, make_workspace, session
 from lsprotocol import types
 from navigation_support import code_actions
 
@@ -179,3 +181,75 @@ async def test_context_budget_in_the_editor(
         assert found.range.end == types.Position(line=len(AUTOLOAD.split("\n")), character=0)
         assert found.severity == types.DiagnosticSeverity.Warning
         assert found.message.startswith("AI Coder reads only the first")
+
+
+def pushed_workspace_capabilities() -> types.ClientCapabilities:
+    """VS Code's capabilities without diagnostic pull: closed files' reports are pushed."""
+    capabilities = client_capabilities("visual-studio-code")
+    assert capabilities.text_document is not None
+    capabilities.text_document.diagnostic = None
+    return capabilities
+
+
+def watched_patterns(server: Session) -> list[object]:
+    """The glob patterns of the file watches the server asked for and still holds."""
+    dropped = {u.id for u in server.unregistrations}
+    return [
+        watcher["globPattern"]
+        for registration in server.registrations
+        if registration.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
+        and registration.id not in dropped
+        for watcher in registration.register_options["watchers"]  # type: ignore[index]
+    ]
+
+
+async def test_stale_path_follows_git_init_and_file_changes_without_restart(
+    tmp_path: Path,
+) -> None:
+    """A memory no one opened: `git init` turns stale-path on, files coming and going
+    re-check it, all through the client's file events."""
+    workspace = make_workspace(tmp_path)
+    root = workspace.root
+    workspace.write(".serena/memories/network.md", "# Net\n\nRetries: `src/net/retry.py`.\n")
+    uri = workspace.uri(".serena/memories/network.md")
+    async with session(workspace, capabilities=pushed_workspace_capabilities()) as server:
+        # Not a repository: off, and only the workspace's .git is watched.
+        git_watch = ("**/.git", {"baseUri": root.as_uri(), "pattern": ".git"})
+        everything = ("**/*", {"baseUri": root.as_uri(), "pattern": "**/*"})
+
+        def watching(patterns: tuple[object, ...]) -> bool:
+            return any(pattern in watched_patterns(server) for pattern in patterns)
+
+        await server.eventually(async_true(lambda: watching(git_watch)), "a watch of .git")
+        server.open(".serena/memories/other.md", "# Other\n[[nope]]\n")
+        await server.wait_for_codes(workspace.uri(".serena/memories/other.md"), bool)
+        assert "stale-path" not in server.codes(uri)
+
+        git(root, "init", "-q", "-b", "main")
+        server.notify_files((root / ".git", types.FileChangeType.Created))
+        assert await server.wait_for_codes(uri, lambda codes: "stale-path" in codes) == [
+            "stale-path"
+        ]
+        await server.eventually(async_true(lambda: watching(everything)), "a watch of every file")
+        assert not watching(git_watch)
+
+        workspace.write("src/net/retry.py", "def retry(): ...\n")
+        server.notify_files((workspace.path("src/net"), types.FileChangeType.Created))
+        await server.wait_for_codes(uri, lambda codes: "stale-path" not in codes)
+        workspace.path("src/net/retry.py").unlink()
+        server.notify_files((workspace.path("src/net/retry.py"), types.FileChangeType.Deleted))
+        await server.wait_for_codes(uri, lambda codes: "stale-path" in codes)
+
+        # The repository goes away: off again.
+        shutil.rmtree(root / ".git")
+        server.notify_files((root / ".git", types.FileChangeType.Deleted))
+        await server.wait_for_codes(uri, lambda codes: "stale-path" not in codes)
+
+
+def async_true(check: Callable[[], bool]) -> Callable[[], Awaitable[bool]]:
+    """An `eventually` check of a plain condition."""
+
+    async def run() -> bool:
+        return check()
+
+    return run

@@ -1,4 +1,5 @@
-"""Start the memory-ls language server the VSIX carries: `python -I server.py [--check] [FLAGS]`.
+"""Start the memory-ls language server the VSIX carries: `python -I server.py [--check] [FLAGS]`;
+`python -I server.py --cli ARGS` runs its command line (`memory-ls ARGS`) instead.
 
 The libraries are in ../libs (see client-vscode/scripts/bundle_server.py): `common/` for
 every supported CPython, `cpXY/` for one version; both go first on sys.path, so the
@@ -46,7 +47,7 @@ def main(argv: "list[str]") -> int:
         import importlib
 
         import memory_ls
-        import memory_ls.lsp.server
+        import memory_ls.lsp.app
 
         for module in bundle["native"]:
             importlib.import_module(module)
@@ -56,7 +57,8 @@ def main(argv: "list[str]") -> int:
         return 0
     from memory_ls.cli import main as cli_main
 
-    cli_main(["serve", *argv])
+    # `--cli ARGS`: the command line (`memory-ls ARGS`: the terminal's launcher, `mcp`).
+    cli_main(argv[1:] if argv[:1] == ["--cli"] else ["serve", *argv])
     return 0
 
 

@@ -3,18 +3,21 @@
 //   node --test client-vscode/test/editor/editor.test.mjs   (see client-vscode/scripts/test-all.sh)
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import {
   activeTab,
+  closeQuickInput,
   escapeRegExp,
+  evidence,
   expectSuggestions,
   focusEditor,
   notification,
   openBrowser,
   openFile,
   palette,
+  pickLabels,
   quickPickRow,
   repo,
   retry,
@@ -347,6 +350,158 @@ describe("memory-ls in VS Code (code-server)", { timeout: 15 * 60_000 }, () => {
     await problem.first().waitFor({ state: "visible", timeout: 30_000 });
   });
 
+  step("Rename File to a Valid Name from the palette offers only invalid names, or says there are none", async () => {
+    await runCommand(page, "Memory: Rename File to a Valid Name…");
+    await notification(page, "Every memory has a valid name").first().waitFor({ timeout: 15_000 });
+    const memories = join(session.workspace, ".serena", "memories");
+    const invalid = join(memories, "draft?notes.md");
+    writeFileSync(invalid, "# Draft\n");
+    await runCommand(page, "Memory: Rename File to a Valid Name…");
+    await page.locator(".quick-input-title", { hasText: "Rename File to a Valid Name" }).waitFor({ timeout: 10_000 });
+    await retry(
+      async () => assert.deepEqual(await pickLabels(page), ["draft?notes"]),
+      { timeout: 10_000, what: "only the invalid name in the pick" },
+    );
+    await evidence(page, artifacts, "rename-invalid-pick");
+    await quickPickRow(page, "draft?notes").click();
+    const input = page.locator(".quick-input-widget input");
+    await page.locator(".quick-input-title", { hasText: "Rename draft?notes" }).waitFor({ timeout: 10_000 });
+    assert.equal(await input.inputValue(), "draft_notes");
+    await input.press("Enter");
+    const renamed = join(memories, "draft_notes.md");
+    await retry(async () => assert.ok(existsSync(renamed) && !existsSync(invalid), "not renamed yet"), {
+      timeout: 15_000,
+      what: "the file to be renamed",
+    });
+    // No false "read-only" message anywhere.
+    assert.equal(await notification(page, "read-only").count(), 0);
+    rmSync(renamed);
+  });
+
+  step("the Settings UI accepts every diagnostic code the server has", async () => {
+    const codes = JSON.parse(
+      execFileSync(session.python, ["-c", "import json; from memory_ls.config import DIAGNOSTIC_CODES as c; print(json.dumps(c))"], {
+        encoding: "utf8",
+        env: { ...process.env, PYTHONPATH: join(repo, "server") },
+      }),
+    );
+    assert.ok(codes.includes("possible-secret") && codes.includes("stale-path") && codes.includes("context-budget"));
+    // Every code, plus one the server does not have: only that one is refused.
+    const severities = Object.fromEntries(codes.map((code) => [code, "information"]));
+    updateSettings(session.workspaceSettings, { "memoryLs.diagnostics": { ...severities, "no-such-code": "off" } });
+    await openFile(page, ".vscode/settings.json");
+    await page.keyboard.press("Control+Shift+M");
+    const notAllowed = page.locator(".markers-panel .monaco-list-row", { hasText: /Property \S+ is not allowed/ });
+    await retry(
+      async () => {
+        const texts = await notAllowed.allInnerTexts();
+        assert.equal(texts.length, 1, texts.join("\n"));
+        assert.match(texts[0], /Property no-such-code is not allowed/);
+      },
+      { timeout: 30_000, what: "settings.json validated against the extension's schema" },
+    );
+    // The server obeys every code, and says which one it ignored.
+    await notification(page, "Ignored unknown settings in workspace configuration (memoryLs): diagnostics.no-such-code")
+      .first()
+      .waitFor({ timeout: 30_000 });
+    await runCommand(page, "Notifications: Clear All Notifications");
+    await runCommand(page, "View: Close All Editors");
+    updateSettings(session.workspaceSettings, { "memoryLs.diagnostics": severities });
+    // The Settings UI shows the object as key/value rows: every code, no complaint.
+    await runCommand(page, "Preferences: Open Workspace Settings");
+    const editor = page.locator(".settings-editor");
+    await editor.waitFor({ timeout: 15_000 });
+    // The search box is a small editor: click it and type.
+    await editor.locator(".settings-header .suggest-input-container .monaco-editor").first().click();
+    await page.keyboard.press("Control+A");
+    await page.keyboard.type("memoryLs.diagnostics");
+    const item = editor.locator(".setting-item-contents", { hasText: "Severity per diagnostic code" });
+    await retry(
+      async () => {
+        const text = await item.first().innerText();
+        for (const code of codes) {
+          assert.match(text, new RegExp(`\\b${code}\\b`), `${code} in the Settings UI`);
+        }
+        assert.doesNotMatch(text, /not allowed/);
+      },
+      { timeout: 30_000, what: "every code in the Settings UI" },
+    );
+    await evidence(page, artifacts, "settings-every-code");
+    await runCommand(page, "View: Close All Editors");
+    updateSettings(session.workspaceSettings, { "memoryLs.diagnostics": undefined });
+  });
+
+  step("Search Memories: #tag filters by tag, and a typo gets the closest words' results", async () => {
+    await runCommand(page, "Memory: Search Memories…");
+    await page.locator(".quick-input-title", { hasText: "Search Memories" }).waitFor({ timeout: 10_000 });
+    const input = page.locator(".quick-input-widget input");
+    // SPEC_payments_api has the word, FEATURE_checkout the tag.
+    await input.fill("#payments");
+    await retry(async () => assert.deepEqual(await pickLabels(page), ["FEATURE_checkout"]), {
+      timeout: 15_000,
+      what: "only the memory tagged payments",
+    });
+    await input.fill("paymnt");
+    await page.locator(".quick-input-title", { hasText: "no exact match; closest: payments" }).waitFor({ timeout: 15_000 });
+    await retry(async () => assert.ok((await pickLabels(page)).includes("SPEC_payments_api")), {
+      timeout: 15_000,
+      what: "the closest word's results",
+    });
+    await evidence(page, artifacts, "search-typo-closest");
+    await input.fill("zqxwvj");
+    await page.locator(".quick-input-title", { hasText: "Search Memories: no match" }).waitFor({ timeout: 15_000 });
+    await closeQuickInput(page);
+  });
+
+  step("the Outline lists each heading of a memory once", async () => {
+    writeFileSync(
+      join(session.workspace, ".serena", "memories", "outline_check.md"),
+      "# Release checklist\n\n## Build the wheel\n\ntext\n\n## Tag the release\n\nmore\n",
+    );
+    await openFile(page, "outline_check.md");
+    await runCommand(page, "Explorer: Focus on Outline View");
+    const outline = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /^\s*Outline/i }) });
+    const labels = async () =>
+      (await outline.locator(".monaco-list-row .label-name").allInnerTexts()).map((text) => text.trim());
+    await retry(
+      // VS Code's Markdown extension's entries (ours, without the #, would come twice).
+      async () => assert.deepEqual(await labels(), ["# Release checklist", "## Build the wheel", "## Tag the release"]),
+      { timeout: 30_000, what: "one Outline row per heading" },
+    );
+    // Still once after the server had time to answer too.
+    await page.waitForTimeout(2000);
+    assert.deepEqual(await labels(), ["# Release checklist", "## Build the wheel", "## Tag the release"]);
+    await evidence(page, artifacts, "outline-once");
+    rmSync(join(session.workspace, ".serena", "memories", "outline_check.md"));
+    await runCommand(page, "View: Close All Editors");
+  });
+
+  step("stale-path appears after git init and follows a file's removal, without a restart", async () => {
+    const memory = join(session.workspace, ".serena", "memories", "deploy_notes.md");
+    writeFileSync(memory, "# Deploy\n\nRun `scripts/deploy.sh` after the build.\n");
+    await page.keyboard.press("Control+Shift+M");
+    const stale = page.locator(".markers-panel .monaco-list-row", { hasText: "scripts/deploy.sh" });
+    const deployRow = page.locator(".markers-panel .monaco-list-row", { hasText: "deploy_notes.md" });
+    // Not a repository: stale-path is off (the memory is known: it is in the view).
+    await page.locator(".statusbar-item", { hasText: /\bmemories\b/ }).first().waitFor();
+    await page.waitForTimeout(1500);
+    assert.equal(await stale.count(), 0);
+    execFileSync("git", ["init", "-q"], { cwd: session.workspace });
+    await retry(async () => assert.match(await stale.first().innerText(), /stale-path/), {
+      timeout: 60_000,
+      what: "stale-path after git init",
+    });
+    await evidence(page, artifacts, "stale-path-after-git-init");
+    mkdirSync(join(session.workspace, "scripts"));
+    writeFileSync(join(session.workspace, "scripts", "deploy.sh"), "echo deploy\n");
+    await stale.first().waitFor({ state: "detached", timeout: 30_000 });
+    rmSync(join(session.workspace, "scripts", "deploy.sh"));
+    await stale.first().waitFor({ state: "visible", timeout: 30_000 });
+    rmSync(memory);
+    await deployRow.first().waitFor({ state: "detached", timeout: 30_000 });
+    rmSync(join(session.workspace, ".git"), { recursive: true, force: true });
+  });
+
   step("Show Changes Since… shows the memories changed since the merge base in an output channel", async () => {
     const identity = { GIT_AUTHOR_NAME: "Test", GIT_AUTHOR_EMAIL: "test@example.invalid" };
     const env = { ...process.env, ...identity, GIT_COMMITTER_NAME: "Test", GIT_COMMITTER_EMAIL: "test@example.invalid" };
@@ -368,6 +523,8 @@ describe("memory-ls in VS Code (code-server)", { timeout: 15 * 60_000 }, () => {
       },
       { timeout: 30_000, what: "the Memory Changes output" },
     );
+    rmSync(join(session.workspace, ".serena", "memories", "changes_probe.md"));
+    rmSync(join(session.workspace, ".git"), { recursive: true, force: true });
   });
 
   step("a missing Python gets one message; Choose Python… opens the setting; restoring it restarts the server", async () => {

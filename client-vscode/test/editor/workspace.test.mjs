@@ -8,7 +8,20 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { closeQuickInput, openBrowser, repo, retry, runCommand, screenshot, startCodeServer } from "./harness.mjs";
+import {
+  activeTab,
+  closeQuickInput,
+  evidence,
+  openBrowser,
+  openFile,
+  pickLabels,
+  quickPickRow,
+  repo,
+  retry,
+  runCommand,
+  screenshot,
+  startCodeServer,
+} from "./harness.mjs";
 
 const artifacts =
   process.env.MEMORY_LS_ARTIFACTS || join(repo, "client-vscode", "test-results", `workspace-${Date.now()}`);
@@ -72,34 +85,36 @@ async function problemRows(page) {
 }
 
 describe("the example workspace", { timeout: 10 * 60_000 }, () => {
-  // The example as its README runs it: tasks.py's flags, as workspace settings.
+  // The example as it is shipped: its .vscode/settings.json configures the README's
+  // folders (the global folder is ../global-memories beside it).
   const copy = join(scratch, "examples");
   cpSync(join(repo, "examples"), copy, { recursive: true });
-  mkdirSync(join(copy, "workspace", ".vscode"));
-  writeFileSync(
-    join(copy, "workspace", ".vscode", "settings.json"),
-    JSON.stringify({
-      "memoryLs.additionalFolders": ["shared/feature", "shared/feature_builder", "shared/spec", "shared/vendor:ro"],
-      "memoryLs.globalFolder": join(copy, "global-memories"),
-      "memoryLs.maxMemoryBytes": 4096,
-    }),
-  );
   let page;
 
-  step("the Problems panel lists every memory's problems without opening a file", async () => {
-    ({ page } = await start({ workspace: join(copy, "workspace") }));
+  step("the example as shipped: the Problems panel lists exactly the problems its README announces", async () => {
+    ({ page } = await start({ workspace: join(copy, "workspace"), inPlace: true }));
+    // A tall window: the Problems list only renders the rows in sight.
+    await page.setViewportSize({ width: 1400, height: 1600 });
     const rows = await problemRows(page);
+    let codes = [];
     await retry(
       async () => {
         const text = (await rows.allInnerTexts()).join("\n");
-        for (const code of EXAMPLE_CODES) {
-          assert.match(text, new RegExp(`\\b${code}\\b`), `${code} in the Problems panel`);
-        }
+        // A problem's row ends "memory-ls", its code, its place.
+        codes = [...text.matchAll(/^memory-ls\n([a-z-]+)$/gm)].map((match) => match[1]).sort();
+        assert.deepEqual(codes, [...EXAMPLE_CODES].sort(), text);
       },
       { timeout: 90_000, what: "the example's problems in the Problems panel" },
     );
+    // The shared folders are configured: their memories are no broken links.
+    const text = (await rows.allInnerTexts()).join("\n");
+    for (const name of ["FEATURE_checkout", "FEATURE_BUILDER_pipeline", "SPEC_payments_api"]) {
+      assert.doesNotMatch(text, new RegExp(`No memory named ${name}`));
+    }
     // Nothing was opened to get them.
     assert.equal(await page.locator(".tabs-container .tab").count(), 0);
+    await evidence(page, artifacts, "example-problems");
+    await page.setViewportSize({ width: 1400, height: 1000 });
   });
 
   step("New Memory says a read-only target before asking for tags", async () => {
@@ -128,6 +143,8 @@ describe("the example workspace", { timeout: 10 * 60_000 }, () => {
 });
 
 describe("a multi-root workspace", { timeout: 10 * 60_000 }, () => {
+  let page;
+
   step("each folder with memories is served and has its own group in the Memories view", async () => {
     const root = join(scratch, "multi");
     const global = join(scratch, "multi-global");
@@ -138,6 +155,7 @@ describe("a multi-root workspace", { timeout: 10 * 60_000 }, () => {
     mkdirSync(memories("beta"), { recursive: true });
     writeFileSync(join(memories("alpha"), "alpha_notes.md"), "# Alpha\n");
     writeFileSync(join(memories("beta"), "beta_plan.md"), "# Beta\nSee [[alpha_notes]].\n");
+    writeFileSync(join(memories("beta"), "build_notes.md"), "# Build\nThe nightly build runs the zeppelin checks.\n");
     writeFileSync(
       join(root, "multi.code-workspace"),
       JSON.stringify({
@@ -145,7 +163,7 @@ describe("a multi-root workspace", { timeout: 10 * 60_000 }, () => {
         settings: { "memoryLs.globalFolder": global },
       }),
     );
-    const { page } = await start({ workspace: root, workspaceFile: "multi.code-workspace" });
+    ({ page } = await start({ workspace: root, workspaceFile: "multi.code-workspace" }));
 
     // beta's server resolves links in beta only: alpha_notes is a broken link there.
     const rows = await problemRows(page);
@@ -174,10 +192,73 @@ describe("a multi-root workspace", { timeout: 10 * 60_000 }, () => {
       },
       { timeout: 60_000, what: "both folders and their memories in the Memories view" },
     );
-    // Each memory sits under its own folder's group.
-    const labels = (await pane.locator(".monaco-list-row .label-name").allInnerTexts()).map((label) => label.trim());
-    const at = (text) => labels.indexOf(text);
-    assert.ok(at("alpha") < at("alpha_notes") && at("alpha_notes") < at("beta"), labels.join(" | "));
-    assert.ok(at("beta") < at("beta_plan"), labels.join(" | "));
+    // Each memory sits under its own folder's group; the global memory both servers
+    // list shows once, under the first folder.
+    await retry(
+      async () => {
+        const labels = (await pane.locator(".monaco-list-row .label-name").allInnerTexts()).map((label) => label.trim());
+        const at = (text) => labels.indexOf(text);
+        assert.ok(at("alpha") < at("alpha_notes") && at("alpha_notes") < at("beta"), labels.join(" | "));
+        assert.ok(at("beta") < at("beta_plan"), labels.join(" | "));
+        assert.equal(labels.filter((label) => label === "personal_tip").length, 1, labels.join(" | "));
+        assert.ok(at("personal_tip") < at("beta"), labels.join(" | "));
+      },
+      { timeout: 30_000, what: "the Memories view's groups" },
+    );
+    // The status bar counts every folder's memories, the global one once.
+    await retry(
+      async () => {
+        const item = page.locator(".statusbar-item", { hasText: /\bmemor(y|ies)\b/i }).first();
+        assert.equal((await item.innerText()).trim(), "4 memories");
+      },
+      { timeout: 30_000, what: "the status bar to count both folders' memories" },
+    );
+    await evidence(page, artifacts, "multi-root-view");
+  });
+
+  step("with a file of the first folder active, Search and Open find a memory of the second", async () => {
+    await openFile(page, "alpha_notes.md");
+    await activeTab(page, "alpha_notes.md").waitFor({ timeout: 10_000 });
+    await runCommand(page, "Memory: Search Memories…");
+    await page.locator(".quick-input-title", { hasText: "Search Memories" }).waitFor({ timeout: 10_000 });
+    await page.locator(".quick-input-widget input").fill("zeppelin");
+    const hit = quickPickRow(page, "build_notes");
+    await hit.waitFor({ timeout: 15_000 });
+    // Labelled by its workspace folder.
+    assert.match(await hit.innerText(), /beta · line 2/);
+    await evidence(page, artifacts, "multi-root-search");
+    await hit.click();
+    await activeTab(page, "build_notes.md").waitFor({ timeout: 10_000 });
+    await page.locator(".statusbar-item", { hasText: /^Ln 2, Col 1$/ }).waitFor({ timeout: 10_000 });
+
+    await openFile(page, "alpha_notes.md");
+    await runCommand(page, "Memory: Open Memory…");
+    await page.locator(".quick-input-title", { hasText: "Open Memory" }).waitFor({ timeout: 10_000 });
+    await page.locator(".quick-input-widget input").fill("build");
+    const row = quickPickRow(page, "build_notes");
+    await row.waitFor({ timeout: 15_000 });
+    assert.match(await row.innerText(), /beta · \.serena\/memories · project/);
+    // Every folder's memories are offered, the global one once.
+    await page.locator(".quick-input-widget input").fill("");
+    await retry(
+      async () => {
+        const labels = await pickLabels(page);
+        assert.deepEqual(labels.sort(), ["alpha_notes", "beta_plan", "build_notes", "global/personal_tip"]);
+      },
+      { timeout: 10_000, what: "every folder's memories in Open Memory" },
+    );
+    await evidence(page, artifacts, "multi-root-open");
+    await page.locator(".quick-input-widget input").fill("build");
+    await row.click();
+    await activeTab(page, "build_notes.md").waitFor({ timeout: 10_000 });
+  });
+
+  step("New Memory still asks which folder when no editor says", async () => {
+    await runCommand(page, "View: Close All Editors");
+    await runCommand(page, "Memory: New Memory…");
+    await page.locator(".quick-input-title", { hasText: "Which workspace folder's memories?" }).waitFor({ timeout: 10_000 });
+    await quickPickRow(page, "alpha").waitFor({ timeout: 5000 });
+    await quickPickRow(page, "beta").waitFor({ timeout: 5000 });
+    await closeQuickInput(page);
   });
 });

@@ -8,6 +8,7 @@ import {
   groupMemories,
   memoryPickText,
   parseTags,
+  splitTags,
   suggestName,
   suggestValidName,
   workspaceRelative,
@@ -114,6 +115,12 @@ describe("small helpers", () => {
   it("parses tags", () => {
     assert.deepEqual(parseTags(" auth, #api  auth,,"), ["auth", "api"]);
     assert.deepEqual(parseTags(""), []);
+  });
+
+  it("splits #tags from the words of a search", () => {
+    assert.deepEqual(splitTags("#payments  retry #api"), { words: "retry", tags: ["payments", "api"] });
+    assert.deepEqual(splitTags("# heading"), { words: "# heading", tags: [] });
+    assert.deepEqual(splitTags("#payments"), { words: "", tags: ["payments"] });
   });
 
   it("counts", () => {

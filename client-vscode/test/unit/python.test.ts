@@ -10,6 +10,7 @@ import {
   expandPath,
   judgeProbe,
   launcherPath,
+  launcherScript,
   probeArgs,
   PROBE_UNSUPPORTED,
   serverCommand,
@@ -141,6 +142,29 @@ describe("the launcher (client-vscode/bundled/tool/server.py) with python3", () 
     } finally {
       rmSync(extension, { recursive: true, force: true });
     }
+  });
+
+  it("the terminal's memory-ls script runs the bundled command line", { skip: python === undefined || !bundled }, () => {
+    const directory = mkdtempSync(join(tmpdir(), "memory-ls-bin-"));
+    try {
+      const script = launcherScript(python as string, launcherPath(repo), false);
+      assert.equal(script.name, "memory-ls");
+      const file = join(directory, script.name);
+      writeFileSync(file, script.text, { mode: 0o755 });
+      const run = spawnSync(file, ["--version"], { encoding: "utf8", env: { ...process.env, PYTHONPATH: "/nonexistent" } });
+      const manifest = JSON.parse(readFileSync(join(repo, "package.json"), "utf8")) as { version: string };
+      assert.equal(run.stdout.trim(), `memory-ls ${manifest.version}`, run.stderr);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+
+  it("quotes the paths of the launcher script", () => {
+    const unix = launcherScript("/opt/it's/python3", "/ext/server.py", false);
+    assert.match(unix.text, /^exec '\/opt\/it'"'"'s\/python3' -I '\/ext\/server\.py' --cli "\$@"$/m);
+    const windows = launcherScript("C:\\Python\\python.exe", "C:\\ext\\server.py", true);
+    assert.equal(windows.name, "memory-ls.cmd");
+    assert.match(windows.text, /"C:\\Python\\python\.exe" -I "C:\\ext\\server\.py" --cli %\*/);
   });
 
   it("runs the bundled server's check", { skip: python === undefined || !bundled }, () => {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import * as path from "node:path";
 import { describe, it } from "node:test";
 import {
+  cliFlags,
   effectiveLayout,
   folderEntries,
   memoryFolders,
@@ -81,6 +82,34 @@ describe("toServerSettings", () => {
       "primaryFolder",
       "secrets",
     ]);
+  });
+});
+
+describe("cliFlags", () => {
+  it("gives memory-ls mcp the language server's folders and limits", () => {
+    assert.deepEqual(
+      cliFlags({
+        layout: "serena",
+        additionalFolders: ["shared/feature", { path: "shared/vendor", readOnly: true }, "a,b"],
+        globalFolder: "~/g",
+        maxMemoryBytes: 4096,
+        secrets: "warn",
+        diagnostics: { "broken-link": "off" },
+      }),
+      [
+        "--layout",
+        "serena",
+        "--additional-folders",
+        "shared/feature,shared/vendor:ro",
+        "--global-folder",
+        "~/g",
+        "--max-memory-bytes",
+        "4096",
+        "--secrets",
+        "warn",
+      ],
+    );
+    assert.deepEqual(cliFlags({}), []);
   });
 });
 

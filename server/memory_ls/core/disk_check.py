@@ -6,7 +6,9 @@ only for what a change can affect. A file's own problems depend on its text alon
 away rechecks the files that refer to it, found through each file's referenced names);
 `shadowed` on the other files of its name; `superseded` on the frontmatter of the
 memories it is related to (every file's declared relations are kept: when they change,
-or a name they involve appears or goes away, every related file is checked again).
+or a name they involve appears or goes away, every related file is checked again);
+`stale-path` on the repository's files (a file created or removed rechecks the project
+memories that mention it, found through each file's mentioned paths).
 Only files with problems keep a report, and
 each report has a result id that changes exactly when the report does, so a client is
 sent the reports it does not have and nothing else.
@@ -33,6 +35,7 @@ from memory_ls.core.duplicates import Found, IndexedDuplicates
 from memory_ls.core.index import MemoryIndex, Update
 from memory_ls.core.references import find_references
 from memory_ls.core.similarity import Memo, Verdict
+from memory_ls.core.stale_paths import find_path_mentions, resolutions
 from memory_ls.core.store import MemoryFile
 from memory_ls.core.supersede import Declaration, SupersedeGraph, declaration_of_text
 
@@ -70,6 +73,9 @@ class DiskDiagnostics(Generic[Report]):
         self._refers: dict[str, tuple[str, ...]] = {}
         # Path -> the supersede relations its frontmatter declares (only files that do).
         self._declared: dict[str, Declaration] = {}
+        # Path -> the workspace paths its text mentions, absolute (only project memories
+        # that mention some, while stale-path is on).
+        self._mentions: dict[str, tuple[str, ...]] = {}
         self.complete = False  # every file has been checked once
 
     # ----- queries -------------------------------------------------------------------
@@ -103,6 +109,8 @@ class DiskDiagnostics(Generic[Report]):
             for path in gone:
                 del self._reports[path]
                 self._refers.pop(path, None)
+            for path in [p for p in self._mentions if p not in indexed]:
+                del self._mentions[path]
             for path in [p for p in self._declared if p not in indexed]:
                 del self._declared[path]
         # Files were checked against the relations read so far: the related ones again.
@@ -151,6 +159,7 @@ class DiskDiagnostics(Generic[Report]):
                 if indexed is None:
                     self._refers.pop(path, None)
                     self._declared.pop(path, None)
+                    self._mentions.pop(path, None)
                     if self._reports.pop(path, None) is not None:
                         changed.add(path)
         after = self._graph()
@@ -161,6 +170,20 @@ class DiskDiagnostics(Generic[Report]):
             again.update((memory.path, memory) for memory in self._related_files(after))
             changed |= self._check(again.values(), lambda: False) or set()
         return changed
+
+    def repository_changed(self, paths: Iterable[str]) -> set[str]:
+        """Workspace files (or folders) were created or removed: recheck the memories
+        that mention them, or a path under them; the paths whose report changed."""
+        changed = {os.path.normpath(path) for path in paths}
+        folders = tuple(path + os.sep for path in changed)
+        with self._lock:
+            mentioning = [
+                path
+                for path, mentioned in self._mentions.items()
+                if any(m in changed or m.startswith(folders) for m in mentioned)
+            ]
+        present = [m for m in (self.index.file(path) for path in mentioning) if m is not None]
+        return self._check(present, lambda: False) or set()
 
     def duplicates_changed(self, paths: Iterable[str] | None) -> set[str]:
         """The full-text index took in changed files (None: all of them): recheck the
@@ -246,6 +269,7 @@ class DiskDiagnostics(Generic[Report]):
         names = index.name_index()
         shadowed: Mapping[str, MemoryFile] = index.shadowed_by()
         graph = self._graph()
+        follow_paths = config.severities.get("stale-path") != "off"
         changed: set[str] = set()
         for count, memory in enumerate(files):
             if count % 500 == 0 and cancelled():
@@ -280,6 +304,17 @@ class DiskDiagnostics(Generic[Report]):
                 checked.append(near_duplicate_diagnostic(path, near))
             found = apply_severities(checked, config.severities)
             looked_up = tuple(dict.fromkeys(sys.intern(ref.target) for ref in refs))
+            mentioned = (
+                tuple(
+                    dict.fromkeys(
+                        candidate
+                        for mention in find_path_mentions(text)
+                        for _, candidate in resolutions(mention, path, config.root)
+                    )
+                )
+                if follow_paths and readable and text is not None and memory.scope == "project"
+                else ()
+            )
             report = self._convert(path, found, text) if found else None
             with self._lock:
                 if looked_up:
@@ -290,6 +325,10 @@ class DiskDiagnostics(Generic[Report]):
                     self._declared[path] = declared
                 else:
                     self._declared.pop(path, None)
+                if mentioned:
+                    self._mentions[path] = mentioned
+                else:
+                    self._mentions.pop(path, None)
                 old = self._reports.get(path)
                 if report is None:
                     if old is not None:

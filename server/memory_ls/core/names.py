@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from memory_ls.core.errors import InvalidName
@@ -201,6 +201,34 @@ def did_you_mean(word: str, candidates: Sequence[str], limit: int = 3) -> list[s
             if len(picks) == limit:
                 break
     return picks
+
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def words_of(text: str) -> list[str]:
+    """The words of a name or tag, lower-cased (`SPEC_payments_api` -> spec, payments, api)."""
+    return [word.casefold() for word in _WORD.findall(text)]
+
+
+def closest_query(query: str, vocabulary: Iterable[str]) -> str | None:
+    """The query with each word the vocabulary lacks replaced by its closest word
+    (`paymnt` -> `payments`), or None when no word has a close one."""
+    known = set(vocabulary)
+    candidates = sorted(known)
+    changed = False
+    corrected: list[str] = []
+    for word in query.split():
+        folded = word.casefold()
+        # Only plain words: a quoted phrase or an operator is meant as typed.
+        plain = _WORD.fullmatch(folded) is not None
+        picks = [] if folded in known or not plain else did_you_mean(folded, candidates, limit=1)
+        if picks:
+            changed = True
+            corrected.append(picks[0])
+        else:
+            corrected.append(word)
+    return " ".join(corrected) if changed else None
 
 
 def normalize_input(raw: str) -> tuple[str, bool]:

@@ -16,6 +16,7 @@ from pygls.uris import to_fs_path
 
 from memory_ls.core.errors import InvalidArguments, MemoryStoreError, NotFound
 from memory_ls.core.mentions import memories_about
+from memory_ls.core.names import closest_query, words_of
 from memory_ls.core.report import answer_with_findings
 from memory_ls.core.store import Store
 from memory_ls.lsp.server import MemoryServer
@@ -48,6 +49,32 @@ class Command:
     writes: bool = False
     # Given the open memories' texts (`_texts`, by path): the editor's unsaved edits count.
     reads_documents: bool = False
+
+
+def _search(store: Store, args: dict[str, Any]) -> dict[str, Any]:
+    """`memory.search`; with no match, the closest words of the names and tags are
+    searched instead (`closest` says which), so that a typo still finds its memory."""
+
+    def search(query: str) -> dict[str, Any]:
+        return store.search(
+            query,
+            args.get("tags"),
+            args.get("scope"),
+            args.get("limit"),
+            mode="all_words" if args.get("allWords") else "relevance",
+        )
+
+    found = search(args["query"])
+    if found["results"] or args.get("allWords"):
+        return found
+    listed = store.list_memories(args.get("scope"))["memories"]
+    vocabulary = {
+        word for m in listed for text in [m["name"], *m["tags"]] for word in words_of(text)
+    }
+    corrected = closest_query(args["query"], vocabulary)
+    if corrected is None:
+        return found
+    return {**search(corrected), "closest": corrected}
 
 
 def _save(store: Store, args: dict[str, Any]) -> dict[str, Any]:
@@ -167,13 +194,7 @@ COMMANDS: Mapping[str, Command] = {
     "memory.search": Command(
         {"query": STRING},
         {"tags": TAGS, "scope": STRING, "limit": INTEGER, "allWords": BOOLEAN},
-        lambda s, a: s.search(
-            a["query"],
-            a.get("tags"),
-            a.get("scope"),
-            a.get("limit"),
-            mode="all_words" if a.get("allWords") else "relevance",
-        ),
+        lambda s, a: _search(s, a),
     ),
     "memory.route": Command(
         {"name": STRING}, {"scope": STRING}, lambda s, a: s.route(a["name"], a.get("scope"))

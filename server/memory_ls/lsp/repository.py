@@ -3,10 +3,13 @@
 The server watches only memory folders; the rest of the repository is the client's to
 watch. Where `stale-path` is on, the server asks the client for create and delete events
 of every file in the workspace (`**/*`; changes to contents do not matter). An event
-re-checks the open memories only when one of them mentions the path (or a path under
-it). Clients without file events see repository changes at the next edit or store
-change. Whether a path exists is a stat at each check of a document: a memory mentions
-few paths, and a stat is always current.
+re-checks the open memories only when one of them mentions the path (or a path under it);
+the workspace diagnostics re-check the memories on disk that mention it. Where it is off
+only because the workspace is not a git repository, the server asks for the events of
+the workspace's `.git`: after `git init` the settings are applied again and `stale-path`
+comes on, without a restart (and goes off when `.git` goes). Clients without file events
+see repository changes at the next edit or store change. Whether a path exists is a stat
+at each check of a document: a memory mentions few paths, and a stat is always current.
 
 The quick fix offers where git saw the file moved (`git log --follow`-style rename
 detection, run once per workspace and again only after git's state changed), else the
@@ -60,7 +63,11 @@ class Repository:
 
     def __init__(self, ls: MemoryServer) -> None:
         self.ls = ls
-        self._active = False
+        # What the client is asked to report: every file ("files", stale-path on), only
+        # the workspace's `.git` ("git", off because the workspace is no repository yet)
+        # or nothing (configured off).
+        self._active: str | None = None
+        self._reconfigure: asyncio.TimerHandle | None = None
         self._registration: str | None = None
         self._refresh: asyncio.TimerHandle | None = None
         self._lock = threading.Lock()
@@ -75,19 +82,36 @@ class Repository:
     # ----- events --------------------------------------------------------------------
 
     def follow_settings(self) -> None:
-        """Ask for the workspace's file events while `stale-path` is on (on the event loop)."""
+        """Ask for the workspace's file events while `stale-path` is on, else for its
+        `.git` while it is off only because there is no repository (on the event loop)."""
         if not self.ls.started:
             return
-        active = self.ls.config.severities.get("stale-path") != "off"
+        if self.ls.config.severities.get("stale-path") != "off":
+            active: str | None = "files"
+        elif "stale-path" not in self.ls.settings.configured_diagnostics:
+            active = "git"
+        else:
+            active = None
         if active != self._active:
             self._active = active
             _spawn(self._register(active))
 
     def files_changed(self, paths: Iterable[str]) -> None:
         """The client reported files created or deleted (on the event loop)."""
-        if not self._active:
+        if self._active is None:
             return
         changed = [os.path.normpath(p) for p in paths]
+        git = os.path.join(os.path.normpath(self.ls.config.root), ".git")
+        if git in changed:
+            # `git init`, or the repository removed: whether stale-path is on by default
+            # changes. Once git has written its files, the settings are applied again.
+            if self._reconfigure is not None:
+                self._reconfigure.cancel()
+            loop = self.ls.loop
+            if loop is not None:
+                self._reconfigure = loop.call_later(REFRESH_DELAY_SECONDS, self._reconfigure_now)
+        if self._active != "files":
+            return
         self._events += 1  # on the event loop only: never waits for a git run
         future = self.ls.store_pool.submit(self._matters, changed)
         future.add_done_callback(
@@ -143,7 +167,11 @@ class Repository:
         self._refresh = None
         self.ls.store_changed()
 
-    async def _register(self, active: bool) -> None:
+    def _reconfigure_now(self) -> None:
+        self._reconfigure = None
+        self.ls.reconfigure()
+
+    async def _register(self, active: str | None) -> None:
         ls = self.ls
         workspace = ls.client_capabilities.workspace
         capability = workspace.did_change_watched_files if workspace else None
@@ -156,12 +184,13 @@ class Repository:
                     unregisterations=[types.Unregistration(id=old, method=WATCHED_FILES_METHOD)]
                 )
             )
-        if not active:
+        if active is None:
             return
-        pattern: types.GlobPattern = "**/*"
+        glob = "**/*" if active == "files" else ".git"
+        pattern: types.GlobPattern = glob if active == "files" else "**/.git"
         if capability.relative_pattern_support:
             pattern = types.RelativePattern(
-                base_uri=from_fs_path(ls.config.root) or ls.config.root, pattern="**/*"
+                base_uri=from_fs_path(ls.config.root) or ls.config.root, pattern=glob
             )
         registration = str(uuid.uuid4())
         self._registration = registration

@@ -1,8 +1,9 @@
-"""The memory-ls language server: the state its features share, and `serve`.
+"""The memory-ls language server: the state its features share.
 
-Each LSP feature lives in its own module with a `register(server)` function; this
-module holds what they share (settings, store, index, worker threads) and the
-orchestration when the configuration or the store changes.
+Each LSP feature lives in its own module with a `register(server)` function and imports
+this module; this module imports none of them (lsp/app.py, the composition root,
+registers them all and serves). It holds what they share (settings, store, index, worker
+threads) and the orchestration when the configuration or the store changes.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -36,9 +37,6 @@ from memory_ls.core.index import MemoryIndex, Update
 from memory_ls.core.store import Store
 from memory_ls.lsp.protocol import MemoryProtocol
 
-if TYPE_CHECKING:
-    from memory_ls.lsp.repository import Repository
-
 SERVER_NAME = "memory-ls"
 # MEMORY_LS_LOG_LEVEL=INFO logs every message on stderr (the client's server log).
 LOG_LEVEL_ENV = "MEMORY_LS_LOG_LEVEL"
@@ -51,6 +49,14 @@ EXIT_GRACE_SECONDS = 1.0
 
 logger = logging.getLogger(__name__)
 Result = TypeVar("Result")
+
+
+class QuickFixes(Protocol):
+    """Quick fixes a feature offers for a diagnostic (lsp/repository.py's for `stale-path`)."""
+
+    def fixes(
+        self, uri: str, text: str, version: int | None, diagnostic: types.Diagnostic
+    ) -> list[tuple[str, types.CodeAction]]: ...
 
 
 class MemoryServer(LanguageServer):
@@ -92,7 +98,7 @@ class MemoryServer(LanguageServer):
         # Called on the event loop with the paths of the client's file events (any file).
         self.client_file_listeners: list[Callable[[list[str]], None]] = []
         # The repository's files for `stale-path` (lsp/repository.py).
-        self.repository: Repository | None = None
+        self.repository: QuickFixes | None = None
         # Set once the server's own watch over the current folders is active (or off):
         # indexing lists the folders only then (lsp/watching.py, lsp/indexing.py).
         self.watch_armed = threading.Event()
@@ -227,73 +233,6 @@ class MemoryServer(LanguageServer):
         """Tell the features that memories or settings changed (on the event loop)."""
         for listener in self.store_listeners:
             listener()
-
-
-def build_server(cli: Layer) -> MemoryServer:
-    """A server with every feature registered."""
-    from memory_ls.lsp import (
-        code_actions,
-        commands,
-        completion,
-        configuration,
-        definition,
-        diagnostics,
-        hover,
-        indexing,
-        lifecycle,
-        links,
-        patterns,
-        references,
-        rename,
-        repository,
-        symbols,
-        watching,
-        workspace_diagnostics,
-    )
-
-    server = MemoryServer(cli)
-    for feature in (
-        lifecycle,
-        configuration,
-        # Watching before indexing: each new configuration is watched before it is listed.
-        watching,
-        indexing,
-        patterns,
-        diagnostics,
-        workspace_diagnostics,
-        completion,
-        commands,
-        hover,
-        definition,
-        links,
-        references,
-        symbols,
-        rename,
-        repository,
-        code_actions,
-    ):
-        feature.register(server)
-    return server
-
-
-def serve(cli: Layer, tcp: tuple[str, int] | None = None) -> None:
-    """Run the language server over stdio, or over TCP when `tcp` is (host, port)."""
-    logging.basicConfig(
-        level=os.environ.get(LOG_LEVEL_ENV, "WARNING"),
-        format="memory-ls: %(levelname)s: %(message)s",
-    )
-    logging.getLogger("pygls.protocol.json_rpc").addFilter(quiet_refusals)
-    server = build_server(cli)
-    try:
-        if tcp is None:
-            from memory_ls.lsp.transport import start_stdio
-
-            start_stdio(server)
-        else:
-            server.start_tcp(*tcp)
-    finally:
-        server.store_pool.shutdown(wait=False, cancel_futures=True)
-    exit_without_waiting(EXIT_GRACE_SECONDS)
 
 
 def quiet_refusals(record: logging.LogRecord) -> bool:

@@ -53,6 +53,7 @@ def register(server: MemoryServer) -> None:
     server.store_listeners.append(reports.store_changed)
     server.index_listeners.append(reports.paths_changed)
     server.search_listeners.append(reports.search_changed)
+    server.client_file_listeners.append(reports.repository_changed)
     server.closed_diagnostics = reports.closed
 
     @server.feature(
@@ -185,6 +186,19 @@ class WorkspaceReports:
                 ls.on_loop(lambda: self._checked(disk, changed, everything=True))
 
         self._worker.submit(check)
+
+    def repository_changed(self, paths: list[str]) -> None:
+        """The client reported workspace files created or removed (stale-path)."""
+        disk = self.disk
+        if disk is None or not paths:
+            return
+
+        def recheck() -> None:
+            if self.disk is disk:
+                changed = disk.repository_changed(paths)
+                self.ls.on_loop(lambda: self._checked(disk, changed))
+
+        self._worker.submit(recheck)
 
     def paths_changed(self, index: MemoryIndex, paths: set[str], update: Update) -> None:
         """Files changed on disk: recheck what they can affect."""
