@@ -55,3 +55,26 @@ def test_a_failed_watch_watches_again_and_has_its_folders_read(
     assert made == [(paths, True)]
     assert read_again == [paths]  # what went by while it failed is found by reading
     assert not thread.is_alive()
+
+
+def test_a_replaced_watch_hands_over_what_it_saw_before_it_ends(tmp_path: Path) -> None:
+    # A real watch: a file written just before the watch is replaced is still reported
+    # (a plain stop dropped the group watchfiles was collecting, and the event was lost).
+    seen: list[str] = []
+    reported = threading.Event()
+
+    def enqueue(paths: Any) -> None:
+        seen.extend(paths)
+        reported.set()
+
+    watch = watching.FolderWatch.start((str(tmp_path),), True, enqueue)
+    assert watch is not None
+    (tmp_path / "late.md").write_text("written as the watch is replaced\n")
+    watch.retire()
+    assert reported.wait(10), "the write before the watch was retired was never reported"
+    assert str(tmp_path / "late.md") in seen
+    # And it does end: later writes are not reported.
+    time.sleep(watching.RETIRE_SECONDS + 0.3)
+    reported.clear()
+    (tmp_path / "after.md").write_text("after the watch ended\n")
+    assert not reported.wait(1.0)

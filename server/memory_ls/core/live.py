@@ -135,7 +135,7 @@ class LiveStore:
                 raise WatchUnavailable(f"cannot watch {', '.join(paths)}")
             self._watches[recursive] = watch
             if current is not None:
-                current.stop()
+                current.retire()
 
     def _load(self) -> None:
         """List the folders once; from that listing bring the full-text index in line (what

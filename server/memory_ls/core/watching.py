@@ -26,6 +26,8 @@ NO_SERVER_WATCH_ENV = "MEMORY_LS_NO_SERVER_WATCH"
 # or DEBOUNCE_MS after its first event at the latest.
 STEP_MS = 50
 DEBOUNCE_MS = 200
+# A replaced watch runs on this long: past a whole group's wait, and a step to hand it over.
+RETIRE_SECONDS = (DEBOUNCE_MS + 2 * STEP_MS) / 1000
 CHANGE_MODIFIED = 2  # watchfiles.Change.modified
 # How long a watch that failed waits before it tries again.
 RETRY_SECONDS = 1.0
@@ -106,6 +108,14 @@ class FolderWatch:
         """End the watch (its thread sees this within a step)."""
         self._stop.set()
 
+    def retire(self) -> None:
+        """End the watch once what it saw so far is handed over: a stop drops the group the
+        watcher is still collecting, so a watch replaced by a new one (active already) keeps
+        running for one grouping period, and the two overlap instead of leaving a gap."""
+        timer = threading.Timer(RETIRE_SECONDS, self._stop.set)
+        timer.daemon = True
+        timer.start()
+
     def _run(self, enqueue: Callable[[Iterable[str]], None]) -> None:
         notify = self._notify
         while True:
@@ -123,13 +133,13 @@ class FolderWatch:
                 if self.recursive:  # a flat watch is on a folder's parent: nothing to read
                     enqueue(self.paths)
                 continue
-            if changes == "stop" or self._stop.is_set():
-                notify.close()
-                return
             if isinstance(changes, set):
                 wanted = [path for change, path in changes if may_matter(change, path)]
                 if wanted:
                     enqueue(wanted)
+            if changes == "stop" or self._stop.is_set():
+                notify.close()
+                return
 
     def _watch_again(self) -> Any:
         """A new watcher for the same folders, retried until stopped; None when stopped."""

@@ -224,7 +224,7 @@ class Watcher:
                 # The new watch is active before the old one stops: no event falls between.
                 self._watches[recursive] = FolderWatch.start(paths, recursive, self.enqueue)
                 if current is not None:
-                    current.stop()
+                    current.retire()
         finally:
             armed.set()
         # A missing folder made before its watch was active sent no event: read it now.
