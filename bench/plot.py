@@ -4,7 +4,8 @@ Left: memory-ls beside VS Code's own Markdown language server on the same stores
 same run (`bench/markdown_ls.py`). Right: memory-ls's requests at each size
 (`bench/run.py`, and `bench/first_run.py` for the first search of a store never indexed).
 Each panel takes the newest results file of its kind in `bench/results/` unless files are
-named. Run: `.venv/bin/python bench/plot.py [--output bench/latency.png]`.
+named; the README's short table is printed from the same files. Run:
+`.venv/bin/python bench/plot.py [--output bench/latency.png]`.
 """
 
 from __future__ import annotations
@@ -105,6 +106,39 @@ def draw(
     plt.close(figure)
 
 
+# The README's short table: (title, source, key, format); source "own" is bench/run.py,
+# "first" bench/first_run.py.
+SHORT_TABLE = (
+    ("first search s", "first", "first_search_s", "{:.1f}"),
+    ("slowest search while indexing s", "first", "search_indexing_max_s", "{:.1f}"),
+    ("index ready s", "first", "search_indexed_s", "{:.0f}"),
+    ("peak RSS while indexing MiB", "first", "peak_rss_mb", "{:.0f}"),
+    ("search p50 ms", "own", "search_p50_ms", "{:.1f}"),
+    ("completion p50 / p99 ms", "own", ("completion_p50_ms", "completion_p99_ms"), "{:.1f}"),
+    ("references p50 ms", "own", "references_p50_ms", "{:.1f}"),
+    ("RSS MiB", "own", "rss_mb", "{:.0f}"),
+)
+
+
+def short_table(own: Sequence[dict[str, Any]], first_run: Sequence[dict[str, Any]]) -> str:
+    """The README's table of what a user notices, by store size, as Markdown."""
+    sources = {"own": own, "first": first_run}
+    sizes = sorted({int(row["memories"]) for rows in sources.values() for row in rows})
+    lines = ["| memories | " + " | ".join(title for title, *_ in SHORT_TABLE) + " |"]
+    lines.append("| --- " * (len(SHORT_TABLE) + 1) + "|")
+    for size in sizes:
+        cells = [f"{size:,}"]
+        for _title, source, keys, fmt in SHORT_TABLE:
+            row = next((r for r in sources[source] if int(r["memories"]) == size), {})
+            wanted = keys if isinstance(keys, tuple) else (keys,)
+            values = [row.get(key) for key in wanted]
+            cells.append(
+                " / ".join(fmt.format(v) for v in values if isinstance(v, int | float)) or "–"
+            )
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Draw the newest (or the named) results."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -121,6 +155,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     draw(peers, own, first_run, args.output)
     print(f"written to {args.output}")
+    if own or first_run:
+        print(short_table(own, first_run))
     return 0
 
 

@@ -95,3 +95,20 @@ def test_no_results_is_an_error_not_an_empty_plot(tmp_path: Path) -> None:
     )
     assert code == 1
     assert not output.exists()
+
+
+def test_short_table_takes_each_column_from_its_scenario() -> None:
+    plot = load_plot()
+    own = [{"memories": 1000, "search_p50_ms": 4.04, "completion_p50_ms": 0.6}]
+    first = [
+        {"memories": 1000, "first_search_s": 0.31, "search_indexed_s": 1.2},
+        {"memories": 100000, "first_search_s": 1.5, "peak_rss_mb": 240.4},
+    ]
+    table = plot.short_table(own, first).splitlines()
+    assert table[0].startswith("| memories | first search s |")
+    assert len(table) == 4  # head, rule, 1,000 and 100,000
+    small = table[2].split(" | ")
+    assert small[0] == "| 1,000" and small[1] == "0.3" and small[3] == "1"
+    assert "4.0" in small and "0.6" in small  # completion p99 unknown: p50 alone
+    large = table[3].split(" | ")
+    assert large[1] == "1.5" and large[4] == "240" and large[5] == "–"
