@@ -91,7 +91,8 @@ class Searcher:
         client = self.client
         after = 0
         number = 0
-        while after < AFTER_INDEXED:
+        # Until the facts' progress is over too (both indexings run at once).
+        while after < AFTER_INDEXED or not client.indexed.is_set():
             if time.perf_counter() - client.started > self.timeout:
                 return
             query = QUERIES[number % len(QUERIES)]

@@ -726,3 +726,72 @@ def test_the_stat_helper_states_half_of_each_list_and_goes_with_its_parent(
     second._requests.close()
     assert os.waitpid(second.pid, 0)[1] == 0
     second.close()
+
+
+def _bulk(ws: Workspace, count: int) -> tuple[Store, set[str]]:
+    """A store of `count` notes, one in ten holding a rare word, some with tags."""
+    planted = set()
+    for number in range(count):
+        text = f"# Note {number}\nabout the usual cache things\n"
+        if number % 10 == 3:
+            text += "an okapi walks by\n"
+            planted.add(f"note_{number:03d}")
+        if number % 4 == 0:
+            text = f"---\ntags: [four]\n---\n{text}"
+        ws.write(ws.primary / f"note_{number:03d}.md", text)
+    return ws.store(), planted
+
+
+@pytest.mark.parametrize("worker", [False, True])
+def test_a_search_during_the_first_sync_answers_from_the_index_and_the_rest(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch, worker: bool
+) -> None:
+    """Batch by batch (in this process, or reported by the worker process), each search
+    meanwhile gives the memories a search over every file gives: no memory missed."""
+    store, planted = _bulk(ws, 120)
+    monkeypatch.setattr(fulltext, "BATCH_FILES", 25)
+    monkeypatch.setattr(fulltext, "WORKER_FILES", 1 if worker else 10**9)
+    index = SearchIndex(store.config, live=True)
+    live = Store(store.config, index)
+    checked: list[tuple[int, int]] = []
+    # Not a single result missing, whatever the step: the rare word, with tags, all words.
+    queries = [("okapi", {}), ("okapi", {"tags": ["four"]}), ("note 42", {"mode": ALL_WORDS})]
+    expected = {
+        (query, str(kw)): _names(store.search(query, limit=500, **kw)["results"])
+        for query, kw in queries
+    }
+    assert expected[("okapi", "{}")] == planted
+
+    def mid_sync(done: int, total: int) -> None:
+        if done == total:
+            return
+        assert index.search(parse_query("okapi"), [], None, 50) is None, "not complete yet"
+        for query, kw in queries:
+            found = _names(live.search(query, limit=500, **kw)["results"])
+            assert found == expected[(query, str(kw))], (done, query, kw)
+        # The best first: a common word's answer is full, its memories hold the word.
+        common = live.search("cache", limit=7)["results"]
+        assert len(common) == 7 and all("cache" in row["text"] for row in common)
+        checked.append((done, total))
+
+    index.expect_sync()
+    assert index.sync(store.scan(), report=mid_sync)
+    assert len(checked) == 120 // 25 and checked[0][1] == 120
+    assert index.search(parse_query("okapi"), [], None, 500) is not None
+    assert _names(live.search("okapi", limit=500)["results"]) == planted
+
+
+def test_the_first_sync_lets_searches_run_up_to_their_share(ws: Workspace) -> None:
+    """A search under way holds an indexing's next step back, but no longer than the
+    searches have had their share of the time (back to back, they cannot stop it)."""
+    turns = fulltext.Turns()
+    pause = turns.pauser()
+    with turns.searching():
+        started = time.monotonic()
+        time.sleep(0.2)  # the indexing's first step ran this long
+        pause()  # holds back while the search runs, up to the share of the time
+        held = time.monotonic() - started
+    assert 0.2 + fulltext.SEARCH_SHARE * 0.2 - 0.05 <= held < 1.0
+    started = time.monotonic()
+    pause()  # no search: no wait
+    assert time.monotonic() - started < 0.05

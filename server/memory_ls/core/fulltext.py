@@ -24,19 +24,22 @@ import json
 import logging
 import marshal
 import os
+import pickle
 import re
 import stat
 import struct
+import subprocess
 import sys
 import threading
+import time
 import unicodedata
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memory_ls.core.backlinks import SERENA_MARK
-from memory_ls.core.document import parse_document
+from memory_ls.core.document import Document, parse_document
 from memory_ls.core.errors import MemoryStoreError
 from memory_ls.core.folders import Folder, StoreConfig
 from memory_ls.core.fsio import is_temp_file, read_text, user_cache_dir
@@ -101,6 +104,22 @@ READ_LIMIT_FACTOR = 4
 PARALLEL_STAT_FILES = 20_000
 # What `stat_files` gives as the size of a folder (of anything else but a file: -1).
 FOLDER_SIZE = -2
+# While the first indexing runs, searches get the interpreter for up to this share of the
+# time (the indexing waits for them between batches; see `SearchIndex.searching`).
+SEARCH_SHARE = 0.5
+# A search waits this long at most for an announced first sync to begin (the names are
+# listed first: a second or two at 100,000 memories).
+FIRST_SYNC_WAIT = 10.0
+# What searches keep of the files a first indexing has not reached (`read_unindexed`):
+# all of 100,000 memories of a few hundred bytes.
+UNREAD_CACHE_BYTES = 64 * 2**20
+# A first indexing of this many files or more runs in a worker process (`index_in_worker`).
+WORKER_FILES = 2_000
+# What the worker runs: this process's import path first (an editor's bundled libraries).
+WORKER_CODE = (
+    "import pickle, sys; sys.path[:0] = pickle.load(sys.stdin.buffer); "
+    "from memory_ls.core.fulltext import worker_main; worker_main()"
+)
 # A search re-reads stale memories it was about to return and asks again, this often.
 STALE_RETRIES = 3
 # A relevance search looks a word's stem up under at most this many indexed words (the
@@ -288,6 +307,19 @@ class SearchIndex:
         self._big: bool | None = None  # more memories than a hint builds an index for
         self._failed: set[str] = set()
         self._broken = False
+        # Live mode, while the first sync runs: the files it has not indexed yet (by key),
+        # which a search reads itself (`search_partial`).
+        self._unsynced: dict[tuple[int, str], str] | None = None
+        # Searches under way, which the first indexing lets run (`Turns`).
+        self.turns = Turns()
+        # The bytes of files not indexed yet, as searches read them (`read_unindexed`).
+        self._unread: dict[str, bytes] = {}
+        self._unread_bytes = 0
+        self._unread_lock = threading.Lock()
+        # In the indexing worker: each file read, for its facts (`worker_main`).
+        self._seen: list[tuple[str, tuple[int, int], str, Document]] | None = None
+        # Set once a first sync the owner announced (`expect_sync`) has begun or ended.
+        self._sync_begun: threading.Event | None = None
 
     # ----- the database ------------------------------------------------------------------
 
@@ -375,10 +407,17 @@ class SearchIndex:
         self,
         memories: Iterable[MemoryFile] | None = None,
         stamps: Mapping[str, tuple[int, int]] | None = None,
+        report: Callable[[int, int], None] | None = None,
+        learnt: Callable[[list[Any]], None] | None = None,
     ) -> bool:
         """Bring the index in line with the memory files on disk now: `memories` when the
         caller has their list (with the (mtime, size) it knows by path in `stamps`), else
-        a walk of the folders.
+        a walk of the folders. `report(done, total)`: files (re)indexed so far; `learnt`:
+        given the facts of the files a worker process read (`MemoryIndex.learn_facts`).
+
+        Live and not complete yet (a language server's first indexing), many files are
+        indexed by a worker process (`index_in_worker`) while searches read what it has
+        not reached (`search_partial`).
 
         Returns whether it now matches (False: it could not be written; searches read
         the files instead until it does).
@@ -416,14 +455,32 @@ class SearchIndex:
             del indexed, on_disk
             folders = self.config.folders
             own_changes = 0  # rows this sync changed, to tell its writes from others'
+            unsynced = None
+            done = 0
+            if self.live and not self._complete:
+                # What searches read themselves until it is indexed (`search_partial`).
+                unsynced = {key: folders[key[0]].file_for(key[1]) for key in differing}
+                with self._lock:
+                    self._unsynced = unsynced
+                    if self._sync_begun is not None:
+                        self._sync_begun.set()
+                if len(differing) >= WORKER_FILES:
+                    done = self._index_in_worker(differing, unsynced, report, learnt)
+            pause = self.turns.pauser()
             # Batch by batch, the lock let go in between: file events and searches (which
-            # read the files meanwhile) do not wait for a whole first indexing.
-            for start in range(0, len(differing), BATCH_FILES):
+            # read what is not indexed yet meanwhile) do not wait for a whole first indexing.
+            for start in range(done, len(differing), BATCH_FILES):
                 batch = differing[start : start + BATCH_FILES]
+                if unsynced is not None:
+                    pause()
                 with self._lock:
                     before = self._connect().total_changes
                     self._apply_now([(key, folders[key[0]].file_for(key[1])) for key in batch])
                     own_changes += self._connect().total_changes - before
+                    if unsynced is not None:
+                        self._indexed_now(unsynced, batch)
+                if report is not None:
+                    report(start + len(batch), len(differing))
             # For new processes (the CLI, MCP), from their walk. Not from a live index: the
             # editor's next change removes it again.
             if listing is not None:
@@ -435,9 +492,126 @@ class SearchIndex:
         except sqlite3.Error as exc:
             logger.info("search index not brought up to date: %s", exc)
             return False
+        finally:
+            with self._lock:
+                self._unsynced = None
+                if self._sync_begun is not None:
+                    self._sync_begun.set()
+            with self._unread_lock:
+                self._unread.clear()
+                self._unread_bytes = 0
         with self._lock:
             self._complete = True
         return True
+
+    def _indexed_now(
+        self, unsynced: dict[tuple[int, str], str], keys: Iterable[tuple[int, str]]
+    ) -> None:
+        """These files are indexed: searches no longer read them (lock held)."""
+        paths = [path for key in keys if (path := unsynced.pop(key, None)) is not None]
+        self._forget_unread(paths)
+
+    def _forget_unread(self, paths: Iterable[str]) -> None:
+        with self._unread_lock:
+            for path in paths:
+                data = self._unread.pop(path, None)
+                if data is not None:
+                    self._unread_bytes -= len(data)
+
+    def read_unindexed(self, path: str) -> bytes | None:
+        """A memory file the first indexing has not reached, as a search reads it: b""
+        when far too large to read (found by its name only), None when unreadable. Kept
+        for the next search until it is indexed (UNREAD_CACHE_BYTES in all): searches
+        back to back do not read the store again each time."""
+        data = self._unread.get(path)
+        if data is not None:
+            return data
+        try:
+            with open(path, "rb") as handle:
+                if (
+                    os.fstat(handle.fileno()).st_size
+                    > READ_LIMIT_FACTOR * self.config.max_memory_bytes
+                ):
+                    return b""
+                data = handle.read()
+        except OSError:
+            return None
+        with self._unread_lock:
+            unsynced = self._unsynced
+            if (
+                unsynced is not None
+                and self._unread_bytes + len(data) <= UNREAD_CACHE_BYTES
+                and path not in self._unread
+            ):
+                self._unread[path] = data
+                self._unread_bytes += len(data)
+        return data
+
+    def expect_sync(self) -> None:
+        """Say that a first sync is on its way (live): until it begins, a search waits for
+        it (at most FIRST_SYNC_WAIT) rather than read every file."""
+        with self._lock:
+            if not self._complete and self._sync_begun is None:
+                self._sync_begun = threading.Event()
+
+    def _index_in_worker(
+        self,
+        differing: Sequence[tuple[int, str]],
+        unsynced: dict[tuple[int, str], str],
+        report: Callable[[int, int], None] | None,
+        learnt: Callable[[list[Any]], None] | None,
+    ) -> int:
+        """Index `differing` in a worker process (another core, no share of this one's
+        GIL; each file read and parsed once, for `learnt` too); return how many of them
+        it indexed (the caller does the rest: the worker could not start, or stopped)."""
+        job = {
+            "config": self.config,
+            "db": self.path,
+            "keys": list(differing),
+            "batch": BATCH_FILES,
+            "facts": learnt is not None,
+        }
+        message = pickle.dumps(sys.path) + pickle.dumps(job)
+        try:
+            worker = subprocess.Popen(
+                [sys.executable, "-c", WORKER_CODE],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                close_fds=True,
+            )
+        except OSError as exc:
+            logger.info("no indexing worker (%s): indexing here", exc)
+            return 0
+        done = 0
+        assert worker.stdin is not None and worker.stdout is not None
+        try:
+            with contextlib.suppress(OSError):
+                worker.stdin.write(message)
+                worker.stdin.close()
+            # A message each time a batch is committed: how many keys are indexed by then,
+            # and the facts of the files it read.
+            while done < len(differing):
+                try:
+                    now, facts = pickle.loads(_receive(worker.stdout))
+                    now = min(int(now), len(differing))
+                except (EOFError, ValueError, TypeError, pickle.UnpicklingError):
+                    break
+                with self._lock:
+                    self._indexed_now(unsynced, differing[done:now])
+                done = now
+                if learnt is not None and facts:
+                    learnt(facts)
+                if report is not None:
+                    report(done, len(differing))
+        finally:
+            if worker.poll() is None:
+                worker.kill()
+            worker.wait()
+            worker.stdout.close()
+        if done < len(differing):
+            logger.info("the indexing worker stopped at %d of %d files", done, len(differing))
+        return done
 
     def _current(self) -> bool:
         """Bring the index in line before a question (lock held): a live one by its owner's
@@ -607,6 +781,7 @@ class SearchIndex:
     def apply(self, paths: Iterable[str]) -> None:
         """Bring these paths (files that changed, appeared or went) up to date in the index."""
         wanted = set(paths)
+        self._forget_unread(wanted)  # a search reads them again as they are now
         with self._lock:
             wanted |= self._failed
             if not wanted:
@@ -687,6 +862,8 @@ class SearchIndex:
             except (OSError, MemoryStoreError):
                 return
             body, body_line, tags = doc.body, doc.body_line, tuple(doc.tags)
+            if self._seen is not None:
+                self._seen.append((path, stamp, text, doc))
             # The body is the end of the text: what comes before it is not indexed.
             head = text[: len(text) - len(body)]
             hidden_refs = "mem:" in head or "[[" in head or SUPERSEDE_WORD in head
@@ -851,6 +1028,35 @@ class SearchIndex:
                 logger.info("search index query failed: %s", exc)
             return None
 
+    def search_partial(
+        self,
+        query: Query,
+        tags: Sequence[str],
+        scope: str | None,
+        limit: int,
+        *,
+        per_memory: bool = False,
+        count: bool = False,
+    ) -> tuple[Found, frozenset[str]] | None:
+        """While the first indexing runs (live): the best memories among those indexed
+        (enough for `limit`, no offset), and the paths of the files not indexed yet, for
+        the caller to read; None when no first indexing runs or the index cannot answer."""
+        begun = self._sync_begun
+        if begun is not None and not self._complete:
+            begun.wait(FIRST_SYNC_WAIT)
+        with self._lock:
+            unsynced = self._unsynced
+            if unsynced is None:
+                return None
+            try:
+                search = _Search(self, query, tags, scope, unsynced)
+                found = search.run(limit, per_memory, 0, count)
+            except (IndexUnusable, sqlite3.Error) as exc:
+                logger.info("search index query failed: %s", exc)
+                return None
+            # Changed behind the index's back: read as they are now, with the rest.
+            return found, frozenset((*unsynced.values(), *search.stale))
+
     # ----- near-duplicates (core/duplicates.py) ---------------------------------------------
 
     def duplicate_candidates(
@@ -951,13 +1157,89 @@ class SearchIndex:
         ]
 
 
+class Turns:
+    """Searches under way, which a first indexing in this process lets run: each of a
+    search's file reads would wait a switch interval for the GIL while the indexing holds
+    it. Searches get up to SEARCH_SHARE of the time: back to back, they do not stop it."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition(threading.Lock())
+        self._searches = 0
+
+    @contextlib.contextmanager
+    def searching(self) -> Iterator[None]:
+        """Around a search."""
+        with self._changed:
+            self._searches += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._searches -= 1
+                self._changed.notify_all()
+
+    def pauser(self) -> Callable[[], None]:
+        """For one indexing: a call between its steps that waits while searches run, as
+        long as they had less than their share of the time since this call."""
+        began = time.monotonic()
+        waited = 0.0
+
+        def pause() -> None:
+            nonlocal waited
+            with self._changed:
+                while self._searches:
+                    allowed = SEARCH_SHARE * (time.monotonic() - began) - waited
+                    if allowed <= 0:
+                        return
+                    at = time.monotonic()
+                    self._changed.wait(allowed)
+                    waited += time.monotonic() - at
+
+        return pause
+
+
+def worker_main() -> None:
+    """The indexing worker (`SearchIndex._index_in_worker`): the keys it is given on
+    stdin indexed batch by batch, after each the count done so far on stdout."""
+    job = pickle.load(sys.stdin.buffer)
+    index = SearchIndex(job["config"], job["db"], live=False)
+    folders = index.config.folders
+    keys: list[tuple[int, str]] = job["keys"]
+    out = sys.stdout.buffer
+    seen: list[tuple[str, tuple[int, int], str, Document]] | None = None
+    if job["facts"]:
+        from memory_ls.core.index import facts_of_text  # the index imports this module
+
+        seen = index._seen = []
+    with index._lock:
+        index._connect()
+        step = job["batch"]
+        for start in range(0, len(keys), step):
+            batch = keys[start : start + step]
+            index._apply_now([(key, folders[key[0]].file_for(key[1])) for key in batch])
+            facts = []
+            if seen is not None:
+                facts = [
+                    (path, *stamp, facts_of_text(text, doc)) for path, stamp, text, doc in seen
+                ]
+                seen.clear()
+            _send(out, pickle.dumps((start + len(batch), facts)))
+
+
 class _Search:
     """One search through the index (its lock held)."""
 
     def __init__(
-        self, index: SearchIndex, query: Query, tags: Sequence[str], scope: str | None
+        self,
+        index: SearchIndex,
+        query: Query,
+        tags: Sequence[str],
+        scope: str | None,
+        unsynced: Mapping[tuple[int, str], str] | None = None,
     ) -> None:
         self.db = index._connect()
+        # Files the first indexing has not reached: their rows (if any) are not believed.
+        self.unsynced = unsynced or {}
         self.query = query
         self.folders = index.config.folders
         self.allowed = {
@@ -1039,6 +1321,15 @@ class _Search:
         folder_rank, name, mtime, size, valid, tag_text, body_line, declared = row
         if folder_rank not in self.allowed or any(t not in tag_text for t in self.wanted_tags):
             return None
+        if self.unsynced and (
+            (folder_rank, name) in self.unsynced
+            or (
+                valid
+                and folder_rank < self.global_rank
+                and any((r, name) in self.unsynced for r in range(folder_rank))
+            )
+        ):
+            return None  # read by the caller, or maybe hidden by a memory not indexed yet
         if valid and folder_rank < self.global_rank and self._shadowed(name, folder_rank):
             return None
         folder = self.folders[folder_rank]
@@ -1117,8 +1408,13 @@ def _stored_keys(folder: Folder, name: str, body: str) -> list[int]:
 def _pack_body(body: str) -> bytes:
     """An indexed body as stored: raw deflate (no zlib header and checksum: 6 bytes a
     memory, most of them a few hundred bytes long)."""
-    packer = zlib.compressobj(1, zlib.DEFLATED, -15)
-    return packer.compress(body.encode("utf-8", "surrogatepass")) + packer.flush()
+    data = body.encode("utf-8", "surrogatepass")
+    # A window no larger than the body loses nothing, and sets up ten times faster than
+    # the default one (95 us a memory here, most of a first indexing's deflate time);
+    # `_unpack_body`'s largest window reads every smaller one.
+    bits = max(9, min(15, len(data).bit_length()))
+    packer = zlib.compressobj(1, zlib.DEFLATED, -bits, max(1, bits - 7))
+    return packer.compress(data) + packer.flush()
 
 
 def _unpack_body(data: bytes) -> str:

@@ -79,7 +79,11 @@ from memory_ls.core.references import Reference, rename_references
 from memory_ls.core.relevance import (
     RELEVANCE,
     Found,
+    Query,
+    RoughRanker,
     Searchable,
+    enough,
+    merge_found,
     parse_query,
     rows_of,
     scan_search,
@@ -92,6 +96,9 @@ SCOPES = ("project", "global", "all")
 DEFAULT_SEARCH_LIMIT = 50
 # Listings and search skip files this many times over maxMemoryBytes (bounded work).
 LISTING_READ_LIMIT = 4
+# A search while the first indexing runs parses the files that may match this many (or
+# four times its limit) at a time, the likeliest first (`Store._scan_unindexed`).
+SCAN_STEP = 200
 # Changes a store remembers (a tool call makes one or two).
 CHANGES_KEPT = 16
 # How many close names a not-found error suggests.
@@ -1128,15 +1135,84 @@ class Store:
         where = check_scope(scope, allow_all=True)
         size = self._limit(limit)
         index = self.search_index
-        if index is not None:
+        if index is None:
+            return scan_search(
+                parsed, self._searchable(where, wanted), size, per_memory=per_memory, offset=offset
+            )
+        with index.turns.searching():
             found = index.search(
                 parsed, wanted, where, size, per_memory=per_memory, offset=offset, count=count
             )
             if found is not None:
                 return found
-        return scan_search(
-            parsed, self._searchable(where, wanted), size, per_memory=per_memory, offset=offset
-        )
+            # The first indexing runs: what it indexed answers, the rest is read now.
+            partial = index.search_partial(
+                parsed, wanted, where, size + offset, per_memory=per_memory, count=count
+            )
+            if partial is None:
+                return scan_search(
+                    parsed,
+                    self._searchable(where, wanted),
+                    size,
+                    per_memory=per_memory,
+                    offset=offset,
+                )
+            indexed, rest = partial
+            scanned = self._scan_unindexed(
+                parsed, where, wanted, rest, index.read_unindexed, size + offset, per_memory
+            )
+            return merge_found([indexed, scanned], size, per_memory, offset)
+
+    def _scan_unindexed(
+        self,
+        query: Query,
+        where: str | None,
+        wanted: Sequence[str],
+        rest: frozenset[str],
+        read: Callable[[str], bytes | None],
+        size: int,
+        per_memory: bool,
+    ) -> Found:
+        """The best memories among the files `rest` (not indexed yet), read by `read`.
+
+        Bounded work however many may match: the files are ordered by their bytes alone
+        (`RoughRanker`), then parsed and ranked as a scan does, the likeliest first, a
+        step at a time until they fill the answer. Every memory that holds the query's
+        terms is among those that may match, so a term few memories hold finds them all.
+        """
+        rough = RoughRanker(query)
+        for item in self.resolve(where):
+            memory = item.memory
+            if memory.path in rest:
+                data = read(memory.path)
+                if data is not None:
+                    rough.add(memory.qualified, data, (memory, data))
+        ordered = rough.ordered()
+        chosen: list[Searchable] = []
+        found = Found([], 0)
+        step = max(SCAN_STEP, 4 * size)
+        for start in range(0, max(len(ordered), 1), step):
+            for memory, data in ordered[start : start + step]:
+                doc = parse_document(data.decode("utf-8", errors="replace"))
+                if all(t in doc.tags for t in wanted):
+                    replaced = relations(doc.metadata)
+                    chosen.append(
+                        Searchable(
+                            memory.qualified,
+                            memory.path,
+                            doc.body,
+                            doc.body_line,
+                            replaced.supersedes,
+                            replaced.superseded_by,
+                        )
+                    )
+            # The others count in the ranking's statistics (their words, roughly).
+            spaces = rough.total_spaces * (rough.documents - len(chosen)) // max(rough.documents, 1)
+            passed = [rough.documents - len(chosen), spaces]
+            found = scan_search(query, chosen, size, per_memory=per_memory, passed=passed)
+            if enough(found.hits, size, per_memory):
+                break
+        return Found(found.hits, len(ordered))
 
     @staticmethod
     def _limit(limit: object) -> int:
