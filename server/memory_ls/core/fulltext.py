@@ -113,8 +113,14 @@ FIRST_SYNC_WAIT = 10.0
 # What searches keep of the files a first indexing has not reached (`read_unindexed`):
 # all of 100,000 memories of a few hundred bytes.
 UNREAD_CACHE_BYTES = 64 * 2**20
-# A first indexing of this many files or more runs in a worker process (`index_in_worker`).
+# A first indexing of this many files or more runs in a worker process (`_index_in_workers`).
 WORKER_FILES = 2_000
+# At most this many worker processes (one a core): they share the database's write lock
+# only for their inserts.
+MAX_WORKERS = 2
+# How long a worker waits for the database's write lock (the other's inserts, a busy
+# machine) before it gives up (the server indexes what it left).
+WORKER_BUSY_SECONDS = 60.0
 # What the worker runs: this process's import path first (an editor's bundled libraries).
 WORKER_CODE = (
     "import pickle, sys; sys.path[:0] = pickle.load(sys.stdin.buffer); "
@@ -416,7 +422,7 @@ class SearchIndex:
         given the facts of the files a worker process read (`MemoryIndex.learn_facts`).
 
         Live and not complete yet (a language server's first indexing), many files are
-        indexed by a worker process (`index_in_worker`) while searches read what it has
+        indexed by a worker process (`_index_in_workers`) while searches read what it has
         not reached (`search_partial`).
 
         Returns whether it now matches (False: it could not be written; searches read
@@ -456,7 +462,7 @@ class SearchIndex:
             folders = self.config.folders
             own_changes = 0  # rows this sync changed, to tell its writes from others'
             unsynced = None
-            done = 0
+            remaining = differing
             if self.live and not self._complete:
                 # What searches read themselves until it is indexed (`search_partial`).
                 unsynced = {key: folders[key[0]].file_for(key[1]) for key in differing}
@@ -465,12 +471,12 @@ class SearchIndex:
                     if self._sync_begun is not None:
                         self._sync_begun.set()
                 if len(differing) >= WORKER_FILES:
-                    done = self._index_in_worker(differing, unsynced, report, learnt)
+                    remaining = self._index_in_workers(differing, unsynced, report, learnt)
             pause = self.turns.pauser()
             # Batch by batch, the lock let go in between: file events and searches (which
             # read what is not indexed yet meanwhile) do not wait for a whole first indexing.
-            for start in range(done, len(differing), BATCH_FILES):
-                batch = differing[start : start + BATCH_FILES]
+            for start in range(0, len(remaining), BATCH_FILES):
+                batch = remaining[start : start + BATCH_FILES]
                 if unsynced is not None:
                     pause()
                 with self._lock:
@@ -480,7 +486,7 @@ class SearchIndex:
                     if unsynced is not None:
                         self._indexed_now(unsynced, batch)
                 if report is not None:
-                    report(start + len(batch), len(differing))
+                    report(len(differing) - len(remaining) + start + len(batch), len(differing))
             # For new processes (the CLI, MCP), from their walk. Not from a live index: the
             # editor's next change removes it again.
             if listing is not None:
@@ -554,64 +560,82 @@ class SearchIndex:
             if not self._complete and self._sync_begun is None:
                 self._sync_begun = threading.Event()
 
-    def _index_in_worker(
+    def _index_in_workers(
         self,
         differing: Sequence[tuple[int, str]],
         unsynced: dict[tuple[int, str], str],
         report: Callable[[int, int], None] | None,
         learnt: Callable[[list[Any]], None] | None,
-    ) -> int:
-        """Index `differing` in a worker process (another core, no share of this one's
-        GIL; each file read and parsed once, for `learnt` too); return how many of them
-        it indexed (the caller does the rest: the worker could not start, or stopped)."""
-        job = {
-            "config": self.config,
-            "db": self.path,
-            "keys": list(differing),
-            "batch": BATCH_FILES,
-            "facts": learnt is not None,
-        }
-        message = pickle.dumps(sys.path) + pickle.dumps(job)
-        try:
-            worker = subprocess.Popen(
-                [sys.executable, "-c", WORKER_CODE],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                close_fds=True,
-            )
-        except OSError as exc:
-            logger.info("no indexing worker (%s): indexing here", exc)
-            return 0
-        done = 0
-        assert worker.stdin is not None and worker.stdout is not None
-        try:
-            with contextlib.suppress(OSError):
-                worker.stdin.write(message)
-                worker.stdin.close()
-            # A message each time a batch is committed: how many keys are indexed by then,
-            # and the facts of the files it read.
-            while done < len(differing):
-                try:
-                    now, facts = pickle.loads(_receive(worker.stdout))
-                    now = min(int(now), len(differing))
-                except (EOFError, ValueError, TypeError, pickle.UnpicklingError):
-                    break
-                with self._lock:
-                    self._indexed_now(unsynced, differing[done:now])
-                done = now
-                if learnt is not None and facts:
-                    learnt(facts)
-                if report is not None:
-                    report(done, len(differing))
-        finally:
-            if worker.poll() is None:
-                worker.kill()
-            worker.wait()
-            worker.stdout.close()
-        if done < len(differing):
-            logger.info("the indexing worker stopped at %d of %d files", done, len(differing))
-        return done
+    ) -> list[tuple[int, str]]:
+        """Index `differing` in worker processes (other cores, no share of this one's
+        GIL; each file read and parsed once, for `learnt` too); return the keys they did
+        not index (the caller does them: a worker could not start, or stopped)."""
+        count = max(1, min(MAX_WORKERS, (os.cpu_count() or 1)))
+        progress = threading.Lock()
+        indexed = 0
+
+        def follow(worker: subprocess.Popen[bytes], message: bytes) -> None:
+            nonlocal indexed
+            assert worker.stdin is not None and worker.stdout is not None
+            try:
+                with contextlib.suppress(OSError):
+                    worker.stdin.write(message)
+                    worker.stdin.close()
+                # A message each time a batch is committed: which keys it held, and the
+                # facts of the files it read.
+                while True:
+                    try:
+                        start, end, facts = pickle.loads(_receive(worker.stdout))
+                    except (EOFError, ValueError, TypeError, pickle.UnpicklingError):
+                        return
+                    batch = differing[int(start) : int(end)]
+                    with self._lock:
+                        self._indexed_now(unsynced, batch)
+                    with progress:
+                        indexed += len(batch)
+                        if learnt is not None and facts:
+                            learnt(facts)
+                        if report is not None:
+                            report(indexed, len(differing))
+            finally:
+                if worker.poll() is None:
+                    worker.kill()
+                worker.wait()
+                worker.stdout.close()
+
+        followers = []
+        for first in range(count):
+            job = {
+                "config": self.config,
+                "db": self.path,
+                "keys": list(differing),
+                "batch": BATCH_FILES,
+                "facts": learnt is not None,
+                "first": first,
+                "workers": count,
+            }
+            try:
+                worker = subprocess.Popen(
+                    [sys.executable, "-c", WORKER_CODE],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    close_fds=True,
+                )
+            except OSError as exc:
+                logger.info("no indexing worker (%s): indexing here", exc)
+                break
+            message = pickle.dumps(sys.path) + pickle.dumps(job)
+            follower = threading.Thread(target=follow, args=(worker, message), daemon=True)
+            follower.start()
+            followers.append(follower)
+        for follower in followers:
+            follower.join()
+        with self._lock:
+            remaining = [key for key in differing if key in unsynced]
+        if remaining:
+            logger.info("indexing workers left %d of %d files", len(remaining), len(differing))
+        return remaining
 
     def _current(self) -> bool:
         """Bring the index in line before a question (lock held): a live one by its owner's
@@ -800,11 +824,16 @@ class SearchIndex:
             with self._lock:
                 self._apply_now(keyed[start : start + BATCH_FILES])
 
-    def _apply_now(self, keyed: Sequence[tuple[tuple[int, str], str]]) -> None:
+    def _apply_now(
+        self,
+        keyed: Sequence[tuple[tuple[int, str], str]],
+        prepared: Mapping[tuple[int, str], _Row] | None = None,
+    ) -> None:
         """Each file as the disk has it now, in one transaction (lock held).
 
         The files are looked at inside the write transaction, so of two processes
-        indexing the same file, the one that writes last has seen it last.
+        indexing the same file, the one that writes last has seen it last: a row
+        `prepared` before it (by key) is written only if the file's stamp is still its.
         """
         db = self._db
         db.execute("BEGIN IMMEDIATE")
@@ -821,7 +850,11 @@ class SearchIndex:
                 if found is not None:
                     self._drop(db, found[0], key)
                 if stamp is not None:
-                    self._add(db, folder, key[1], path, stamp)
+                    row = prepared.get(key) if prepared is not None else None
+                    if row is not None and row.stamp == stamp:
+                        self._insert(db, row)
+                    else:
+                        self._add(db, folder, key[1], path, stamp)
             db.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
@@ -851,6 +884,13 @@ class SearchIndex:
 
     def _add(self, db: Any, folder: Folder, name: str, path: str, stamp: tuple[int, int]) -> None:
         """Index one file (one that cannot be read is left out, and tried again next time)."""
+        row = self._prepare(folder, name, path, stamp)
+        if row is not None:
+            self._insert(db, row)
+
+    def _prepare(self, folder: Folder, name: str, path: str, stamp: tuple[int, int]) -> _Row | None:
+        """What indexing one file writes, worked out without the database (None: the file
+        cannot be read)."""
         body, body_line, hidden_refs = "", 0, True
         tags: tuple[str, ...] = ()
         supersedes: tuple[str, ...] = ()
@@ -860,7 +900,7 @@ class SearchIndex:
                 text = read_text(path)
                 doc = parse_document(text)
             except (OSError, MemoryStoreError):
-                return
+                return None
             body, body_line, tags = doc.body, doc.body_line, tuple(doc.tags)
             if self._seen is not None:
                 self._seen.append((path, stamp, text, doc))
@@ -869,9 +909,9 @@ class SearchIndex:
             hidden_refs = "mem:" in head or "[[" in head or SUPERSEDE_WORD in head
             replaced = relations(doc.metadata)
             supersedes, superseded_by = replaced.supersedes, replaced.superseded_by
-        cursor = db.execute(
-            "INSERT INTO files(folder, name, mtime_ns, size, valid, tags, body_line, "
-            "hidden_refs, superseded_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        qualified = folder.qualified(name)
+        return _Row(
+            stamp,
             (
                 self._ranks[folder.path],
                 name,
@@ -883,24 +923,30 @@ class SearchIndex:
                 int(hidden_refs),
                 "\n".join(superseded_by),
             ),
+            _pack_body(body),
+            (qualified, title_text(qualified, body), body),
+            supersedes,
+            _stored_keys(folder, name, body),
+        )
+
+    @staticmethod
+    def _insert(db: Any, row: _Row) -> None:
+        cursor = db.execute(
+            "INSERT INTO files(folder, name, mtime_ns, size, valid, tags, body_line, "
+            "hidden_refs, superseded_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            row.file,
         )
         ident = int(cursor.lastrowid or 0)
+        db.execute("INSERT INTO bodies(id, data) VALUES (?, ?)", (ident, row.packed))
         db.execute(
-            "INSERT INTO bodies(id, data) VALUES (?, ?)",
-            (ident, _pack_body(body)),
+            "INSERT INTO fts(rowid, name, title, body) VALUES (?, ?, ?, ?)", (ident, *row.text)
         )
-        db.execute(
-            "INSERT INTO fts(rowid, name, title, body) VALUES (?, ?, ?, ?)",
-            (ident, folder.qualified(name), title_text(folder.qualified(name), body), body),
-        )
-        db.executemany(
-            "INSERT INTO successors(older, newer) VALUES (?, ?)",
-            [(older, ident) for older in supersedes],
-        )
-        db.executemany(
-            "INSERT INTO dupkeys VALUES (?, ?)",
-            [(k, ident) for k in _stored_keys(folder, name, body)],
-        )
+        if row.supersedes:
+            db.executemany(
+                "INSERT INTO successors(older, newer) VALUES (?, ?)",
+                [(older, ident) for older in row.supersedes],
+            )
+        db.executemany("INSERT INTO dupkeys VALUES (?, ?)", [(k, ident) for k in row.dupkeys])
 
     # ----- renames ---------------------------------------------------------------------
 
@@ -1157,6 +1203,18 @@ class SearchIndex:
         ]
 
 
+@dataclass(frozen=True)
+class _Row:
+    """What indexing one file writes (`SearchIndex._prepare`)."""
+
+    stamp: tuple[int, int]
+    file: tuple[Any, ...]  # the `files` row but its id
+    packed: bytes  # the body as `bodies` keeps it
+    text: tuple[str, str, str]  # name, title and body for `fts`
+    supersedes: tuple[str, ...]
+    dupkeys: list[int]
+
+
 class Turns:
     """Searches under way, which a first indexing in this process lets run: each of a
     search's file reads would wait a switch interval for the GIL while the indexing holds
@@ -1199,7 +1257,7 @@ class Turns:
 
 
 def worker_main() -> None:
-    """The indexing worker (`SearchIndex._index_in_worker`): the keys it is given on
+    """The indexing worker (`SearchIndex._index_in_workers`): the keys it is given on
     stdin indexed batch by batch, after each the count done so far on stdout."""
     job = pickle.load(sys.stdin.buffer)
     index = SearchIndex(job["config"], job["db"], live=False)
@@ -1212,18 +1270,38 @@ def worker_main() -> None:
 
         seen = index._seen = []
     with index._lock:
-        index._connect()
+        # Another worker may hold the write lock for a batch's inserts: wait for it.
+        index._connect().execute(f"PRAGMA busy_timeout = {int(WORKER_BUSY_SECONDS * 1000)}")
         step = job["batch"]
-        for start in range(0, len(keys), step):
+        # Of several workers, each takes every `workers`-th batch; each reads and parses
+        # its batch before it takes the database's write lock, so they share that lock
+        # only for the inserts.
+        for start in range(job["first"] * step, len(keys), job["workers"] * step):
             batch = keys[start : start + step]
-            index._apply_now([(key, folders[key[0]].file_for(key[1])) for key in batch])
+            keyed = [(key, folders[key[0]].file_for(key[1])) for key in batch]
+            prepared = {}
+            for key, path in keyed:
+                stamp = _memory_stamp(folders[key[0]], key[1], path)
+                row = (
+                    None if stamp is None else index._prepare(folders[key[0]], key[1], path, stamp)
+                )
+                if row is not None:
+                    prepared[key] = row
+            # What was read for facts is what was written, unless it changed meanwhile.
+            read_first = [] if seen is None else list(seen)
+            if seen is not None:
+                seen.clear()
+            index._apply_now(keyed, prepared)
+            if seen is not None:
+                written = {path for path, *_rest in seen}
+                seen[:0] = [entry for entry in read_first if entry[0] not in written]
             facts = []
             if seen is not None:
                 facts = [
                     (path, *stamp, facts_of_text(text, doc)) for path, stamp, text, doc in seen
                 ]
                 seen.clear()
-            _send(out, pickle.dumps((start + len(batch), facts)))
+            _send(out, pickle.dumps((start, start + len(batch), facts)))
 
 
 class _Search:
