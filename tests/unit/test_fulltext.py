@@ -739,7 +739,12 @@ def _bulk(ws: Workspace, count: int) -> tuple[Store, set[str]]:
         if number % 4 == 0:
             text = f"---\ntags: [four]\n---\n{text}"
         ws.write(ws.primary / f"note_{number:03d}.md", text)
-    return ws.store(), planted
+    # Hidden by the primary folder's memory of the same name: never an answer.
+    ws.write(ws.root / "team" / "feature" / "note_005.md", "an okapi, hidden\n")
+    ws.write(ws.root / "team" / "feature" / "okapi_feature.md", "# Okapi feature\n")
+    ws.write(ws.global_dir / "note_003.md", "a global okapi of the same name\n")
+    planted |= {"okapi_feature", "global/note_003"}
+    return ws.store(["team/feature"]), planted
 
 
 @pytest.mark.parametrize("worker", [False, True])
@@ -755,7 +760,13 @@ def test_a_search_during_the_first_sync_answers_from_the_index_and_the_rest(
     live = Store(store.config, index)
     checked: list[tuple[int, int]] = []
     # Not a single result missing, whatever the step: the rare word, with tags, all words.
-    queries = [("okapi", {}), ("okapi", {"tags": ["four"]}), ("note 42", {"mode": ALL_WORDS})]
+    queries = [
+        ("okapi", {}),
+        ("okapi", {"tags": ["four"]}),
+        ("okapi", {"scope": "global"}),
+        ("okapi", {"scope": "project"}),
+        ("note 42", {"mode": ALL_WORDS}),
+    ]
     expected = {
         (query, str(kw)): _names(store.search(query, limit=500, **kw)["results"])
         for query, kw in queries
@@ -776,7 +787,7 @@ def test_a_search_during_the_first_sync_answers_from_the_index_and_the_rest(
 
     index.expect_sync()
     assert index.sync(store.scan(), report=mid_sync)
-    assert len(checked) == 120 // 25 and checked[0][1] == 120
+    assert len(checked) == 123 // 25 and checked[0][1] == 123
     assert index.search(parse_query("okapi"), [], None, 500) is not None
     assert _names(live.search("okapi", limit=500)["results"]) == planted
 

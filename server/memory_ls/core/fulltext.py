@@ -1083,10 +1083,11 @@ class SearchIndex:
         *,
         per_memory: bool = False,
         count: bool = False,
-    ) -> tuple[Found, frozenset[str]] | None:
+    ) -> tuple[Found, list[Unindexed]] | None:
         """While the first indexing runs (live): the best memories among those indexed
-        (enough for `limit`, no offset), and the paths of the files not indexed yet, for
-        the caller to read; None when no first indexing runs or the index cannot answer."""
+        (enough for `limit`, no offset), and the files in `scope` not indexed yet, for the
+        caller to read (`hidden` tells which another memory hides); None when no first
+        indexing runs or the index cannot answer."""
         begun = self._sync_begun
         if begun is not None and not self._complete:
             begun.wait(FIRST_SYNC_WAIT)
@@ -1100,8 +1101,44 @@ class SearchIndex:
             except (IndexUnusable, sqlite3.Error) as exc:
                 logger.info("search index query failed: %s", exc)
                 return None
+            folders = self.config.folders
+            allowed = {r for r, f in enumerate(folders) if scope is None or f.scope == scope}
+            rest = [
+                (folders[key[0]].qualified(key[1]), path, *key)
+                for key, path in unsynced.items()
+                if key[0] in allowed
+            ]
             # Changed behind the index's back: read as they are now, with the rest.
-            return found, frozenset((*unsynced.values(), *search.stale))
+            rest += [
+                (folders[key[0]].qualified(key[1]), path, *key)
+                for path in search.stale
+                if (key := self._key(path)) is not None and key not in unsynced
+            ]
+            return found, rest
+
+    def hidden(self, rank: int, name: str) -> bool:
+        """Whether a memory (of the folder at `rank`) is hidden by one of the same name
+        earlier in lookup order, indexed or not yet (a project memory by another)."""
+        folders = self.config.folders
+        if folders[rank].kind == "global" or not is_valid_name(name):
+            return False
+        earlier = [r for r in range(rank) if folders[r].kind != "global"]
+        with self._lock:
+            unsynced = self._unsynced or {}
+            if any((r, name) in unsynced for r in earlier):
+                return True
+            try:
+                found = (
+                    self._connect()
+                    .execute(
+                        "SELECT folder FROM files WHERE name = ? AND folder < ? AND valid",
+                        (name, rank),
+                    )
+                    .fetchall()
+                )
+            except (IndexUnusable, sqlite3.Error):
+                return False
+        return any(row[0] in earlier for row in found)
 
     # ----- near-duplicates (core/duplicates.py) ---------------------------------------------
 
@@ -1213,6 +1250,10 @@ class _Row:
     text: tuple[str, str, str]  # name, title and body for `fts`
     supersedes: tuple[str, ...]
     dupkeys: list[int]
+
+
+# A file not indexed yet, as a search reads it: (qualified name, path, folder rank, name).
+Unindexed = tuple[str, str, int, str]
 
 
 class Turns:

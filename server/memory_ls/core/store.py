@@ -51,7 +51,7 @@ from memory_ls.core.fsio import (
     remove_leftovers,
     utf8_or_none,
 )
-from memory_ls.core.fulltext import SearchIndex
+from memory_ls.core.fulltext import SearchIndex, Unindexed
 from memory_ls.core.gate import check_content, check_version, decode_for_read, version_of
 from memory_ls.core.listing import (
     ScanCache,
@@ -1158,22 +1158,20 @@ class Store:
                     offset=offset,
                 )
             indexed, rest = partial
-            scanned = self._scan_unindexed(
-                parsed, where, wanted, rest, index.read_unindexed, size + offset, per_memory
-            )
+            scanned = self._scan_unindexed(parsed, wanted, rest, index, size + offset, per_memory)
             return merge_found([indexed, scanned], size, per_memory, offset)
 
     def _scan_unindexed(
         self,
         query: Query,
-        where: str | None,
         wanted: Sequence[str],
-        rest: frozenset[str],
-        read: Callable[[str], bytes | None],
+        rest: Sequence[Unindexed],
+        index: SearchIndex,
         size: int,
         per_memory: bool,
     ) -> Found:
-        """The best memories among the files `rest` (not indexed yet), read by `read`.
+        """The best memories among the files `rest` (not indexed yet, read through the
+        index that keeps them for the next search), those another memory hides left out.
 
         Bounded work however many may match: the files are ordered by their bytes alone
         (`RoughRanker`), then parsed and ranked as a scan does, the likeliest first, a
@@ -1181,25 +1179,25 @@ class Store:
         terms is among those that may match, so a term few memories hold finds them all.
         """
         rough = RoughRanker(query)
-        for item in self.resolve(where):
-            memory = item.memory
-            if memory.path in rest:
-                data = read(memory.path)
-                if data is not None:
-                    rough.add(memory.qualified, data, (memory, data))
+        for qualified, path, rank, name in rest:
+            data = index.read_unindexed(path)
+            if data is not None:
+                rough.add(qualified, data, (qualified, path, rank, name, data))
         ordered = rough.ordered()
         chosen: list[Searchable] = []
         found = Found([], 0)
         step = max(SCAN_STEP, 4 * size)
         for start in range(0, max(len(ordered), 1), step):
-            for memory, data in ordered[start : start + step]:
+            for qualified, path, rank, name, data in ordered[start : start + step]:
+                if index.hidden(rank, name):
+                    continue
                 doc = parse_document(data.decode("utf-8", errors="replace"))
                 if all(t in doc.tags for t in wanted):
                     replaced = relations(doc.metadata)
                     chosen.append(
                         Searchable(
-                            memory.qualified,
-                            memory.path,
+                            qualified,
+                            path,
                             doc.body,
                             doc.body_line,
                             replaced.supersedes,
