@@ -445,6 +445,14 @@ class SearchIndex:
                     )
             if listing is not None:
                 on_disk = listing.rows()
+            elif not indexed:
+                # Nothing indexed: every file is to be, and no stamp is worth taking here
+                # (100,000 stats that a first search would wait for); files gone since
+                # are left out when indexed.
+                on_disk = set()
+                differing = sorted(
+                    {(self._ranks[memory.folder.path], memory.name) for memory in memories or ()}
+                )
             else:
                 on_disk = set()
                 known = stamps or {}
@@ -452,8 +460,9 @@ class SearchIndex:
                     stamp = known.get(memory.path) or _stamp(memory.path)
                     if stamp is not None:
                         on_disk.add((self._ranks[memory.folder.path], memory.name, *stamp))
-            # Sets compared in C: a store of 100,000 memories is checked in milliseconds.
-            differing = sorted({(rank, name) for rank, name, _m, _s in on_disk ^ indexed})
+            if listing is not None or indexed:
+                # Sets compared in C: a store of 100,000 memories is checked in milliseconds.
+                differing = sorted({(rank, name) for rank, name, _m, _s in on_disk ^ indexed})
             # The rows the differing files should have once indexed (a few, mostly).
             expected = on_disk - indexed if len(differing) <= BATCH_FILES else None
             # Gone before the long part: at 100,000 memories these are tens of MB, which,

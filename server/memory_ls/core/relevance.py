@@ -606,6 +606,11 @@ class RoughRanker:
         self.query = query
         self.keys = query.keys
         self._encoded = [key.encode() if key.isascii() else None for key in self.keys]
+        # A phrase written as such in a file ranks it first among those holding its first
+        # word (the key: only that is certain, the words may be apart by other signs).
+        self._phrases = [
+            " ".join(part.words).encode() for part in query.terms if len(part.words) > 1
+        ]
         self.documents = 0
         self.total_bytes = 0
         self.total_spaces = 0
@@ -618,9 +623,11 @@ class RoughRanker:
         self.total_bytes += len(data)
         self.total_spaces += data.count(b" ") + 1
         folded_name = fold(name)
+        phrased = 0
         if data.isascii():  # most files: folded as bytes, no text made
             lowered = data.lower()
             in_text = [0 if key is None else lowered.count(key) for key in self._encoded]
+            phrased = sum(1 for phrase in self._phrases if phrase in lowered)
         else:
             folded = fold(data.decode("utf-8", errors="replace"))
             in_text = [folded.count(key) for key in self.keys]
@@ -632,7 +639,7 @@ class RoughRanker:
             self.containing[number] += holds
         tier = 2 if all(in_name) else 1 if all(present) else 0
         weighted = [int(NAME_WEIGHT) * a + b for a, b in zip(in_name, in_text, strict=True)]
-        self._found.append((weighted, len(data), tier, item))
+        self._found.append((weighted, len(data), tier + phrased, item))
 
     def ordered(self) -> list[Any]:
         """The items that may match, the likeliest best first."""
@@ -645,7 +652,7 @@ class RoughRanker:
             relevance = sum(
                 i * (w * (k1 + 1)) / (w + norm) for i, w in zip(idf, weighted, strict=True)
             )
-            scored.append((score_of(tier, relevance), item))
+            scored.append((tier + score_of(min(tier, 2), relevance), item))
         scored.sort(key=lambda pair: -pair[0])
         return [item for _score, item in scored]
 
