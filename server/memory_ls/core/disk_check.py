@@ -248,7 +248,8 @@ class DiskDiagnostics(Generic[Report]):
         graph = self._graph()
         changed: set[str] = set()
         for count, memory in enumerate(files):
-            if count % 500 == 0 and cancelled():
+            # Often enough for a caller that also lets searches run meanwhile (`cancelled`).
+            if count % 50 == 0 and cancelled():
                 return None
             path = memory.path
             try:

@@ -180,7 +180,14 @@ class WorkspaceReports:
         self.disk = disk
 
         def check() -> None:
-            changed = disk.check_all(cancelled=lambda: self.disk is not disk)
+            # Reading every file, as a first indexing does: searches meanwhile go first.
+            pause = ls.search_index.turns.pauser()
+
+            def stop() -> bool:
+                pause()
+                return self.disk is not disk
+
+            changed = disk.check_all(cancelled=stop)
             if changed is not None:
                 ls.on_loop(lambda: self._checked(disk, changed, everything=True))
 
