@@ -104,9 +104,13 @@ READ_LIMIT_FACTOR = 4
 PARALLEL_STAT_FILES = 20_000
 # What `stat_files` gives as the size of a folder (of anything else but a file: -1).
 FOLDER_SIZE = -2
-# While the first indexing runs, searches get the interpreter for up to this share of the
-# time (the indexing waits for them between batches; see `SearchIndex.searching`).
+# While the first indexing runs in this process, searches get the interpreter for up to
+# this share of the time (the indexing waits for them between batches; see `Turns`).
 SEARCH_SHARE = 0.5
+# The share of work that does not make the index (the facts of files a worker did not
+# read, the workspace check): a search reading files waits a switch interval for the GIL
+# after each read while such work runs, so it is let run only when searches had this.
+BACKGROUND_SEARCH_SHARE = 0.9
 # A search waits this long at most for an announced first sync to begin (the names are
 # listed first: a second or two at 100,000 memories).
 FIRST_SYNC_WAIT = 10.0
@@ -1286,9 +1290,10 @@ class Turns:
                 self._searches -= 1
                 self._changed.notify_all()
 
-    def pauser(self) -> Callable[[], None]:
-        """For one indexing: a call between its steps that waits while searches run, as
-        long as they had less than their share of the time since this call."""
+    def pauser(self, share: float = SEARCH_SHARE) -> Callable[[], None]:
+        """For one indexing (or other work over every file): a call between its steps
+        that waits while searches run, as long as they had less than `share` of the time
+        since this call."""
         began = time.monotonic()
         waited = 0.0
 
@@ -1296,7 +1301,7 @@ class Turns:
             nonlocal waited
             with self._changed:
                 while self._searches:
-                    allowed = SEARCH_SHARE * (time.monotonic() - began) - waited
+                    allowed = share * (time.monotonic() - began) - waited
                     if allowed <= 0:
                         return
                     at = time.monotonic()

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import queue
 import sys
 import threading
 import uuid
@@ -23,7 +24,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from memory_ls.core.fulltext import WORKER_FILES, SearchIndex
+from memory_ls.core.fulltext import BACKGROUND_SEARCH_SHARE, WORKER_FILES, SearchIndex
 from memory_ls.core.index import MemoryIndex, facts_cache_path
 from memory_ls.lsp.server import MemoryServer
 
@@ -32,6 +33,8 @@ INDEXING_TITLE = "Indexing memories"
 SEARCH_TITLE = "Indexing memories for search"
 # At most this long the first listing waits for the watch over the folders.
 WATCH_WAIT_SECONDS = 2.0
+# Facts learnt from the indexing workers between two looks at searches waiting.
+LEARN_STEP = 100
 # Seconds a thread may keep the GIL while another waits, during indexing for search.
 BUILD_SWITCH_INTERVAL = 0.0005
 
@@ -63,27 +66,25 @@ def start(ls: MemoryServer) -> None:
             ls.on_loop(lambda: _scanned(ls, index))
             if reporter is not None:
                 reporter.begin(count)
-            learnt = 0
+            # The facts of the files the indexing workers read (no second read here),
+            # learnt on this thread as searches let it (core/fulltext.py: `Turns`).
+            learnt: queue.SimpleQueue[list[Any] | None] = queue.SimpleQueue()
 
-            def learn(rows: list[Any]) -> None:
-                # The facts of the files the indexing worker read: no second read here.
-                nonlocal learnt
-                index.learn_facts(rows)
-                learnt += len(rows)
-                if reporter is not None:
-                    reporter.report(learnt, count)
+            def index_for_search() -> None:
+                try:
+                    _index_for_search(ls, index, search_index, learnt.put)
+                finally:
+                    learnt.put(None)
 
             searching = threading.Thread(
-                target=_index_for_search,
-                args=(ls, index, search_index, learn),
-                name="memory-ls-index-search",
-                daemon=True,
+                target=index_for_search, name="memory-ls-index-search", daemon=True
             )
             if ls.index is index:
                 searching.start()
                 if count >= WORKER_FILES:
-                    # The worker reads every file for both indexes; the rest (files it
-                    # did not read) after it.
+                    # The workers read every file for both indexes; the rest (files they
+                    # did not read) after them.
+                    _learn(index, learnt, search_index, reporter, count)
                     searching.join()
             with _quick_switching():
                 index.warm(
@@ -91,7 +92,7 @@ def start(ls: MemoryServer) -> None:
                     # A newer configuration replaced this index: stop wasting time on it.
                     cancelled=lambda: ls.index is not index,
                     cache_path=facts_cache_path(index.config),
-                    pause=search_index.turns.pauser(),
+                    pause=search_index.turns.pauser(BACKGROUND_SEARCH_SHARE),
                 )
             gc.freeze()
             if index.declarations():
@@ -105,6 +106,25 @@ def start(ls: MemoryServer) -> None:
                 reporter.end()
 
     threading.Thread(target=work, name="memory-ls-index", daemon=True).start()
+
+
+def _learn(
+    index: MemoryIndex,
+    learnt: queue.SimpleQueue[list[Any] | None],
+    search_index: SearchIndex,
+    reporter: _Progress | None,
+    count: int,
+) -> None:
+    """Take in the facts the indexing workers send until they are done."""
+    pause = search_index.turns.pauser(BACKGROUND_SEARCH_SHARE)
+    done = 0
+    while (rows := learnt.get()) is not None:
+        for start in range(0, len(rows), LEARN_STEP):
+            pause()
+            index.learn_facts(rows[start : start + LEARN_STEP])
+        done += len(rows)
+        if reporter is not None:
+            reporter.report(done, count)
 
 
 _switching_lock = threading.Lock()

@@ -32,6 +32,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from memory_ls.core.diagnostics import Diagnostic
 from memory_ls.core.disk_check import DiskDiagnostics
 from memory_ls.core.duplicates import IndexedDuplicates
+from memory_ls.core.fulltext import BACKGROUND_SEARCH_SHARE
 from memory_ls.core.index import MemoryIndex, Update
 from memory_ls.lsp.diagnostics import to_lsp
 from memory_ls.lsp.server import MemoryServer
@@ -181,7 +182,7 @@ class WorkspaceReports:
 
         def check() -> None:
             # Reading every file, as a first indexing does: searches meanwhile go first.
-            pause = ls.search_index.turns.pauser()
+            pause = ls.search_index.turns.pauser(BACKGROUND_SEARCH_SHARE)
 
             def stop() -> bool:
                 pause()
