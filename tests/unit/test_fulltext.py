@@ -13,12 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from store_helpers import Workspace
 
 from memory_ls.core import Store, fulltext
 from memory_ls.core.errors import InvalidArguments
 from memory_ls.core.fulltext import Part, SearchIndex, parse_query, search_index_path
-from memory_ls.core.relevance import ALL_WORDS, RELEVANCE, rows_of
+from memory_ls.core.relevance import ALL_WORDS, RELEVANCE, RoughRanker, ScanRanker, rows_of
 
 Search = Callable[..., list[dict[str, Any]]]
 
@@ -806,3 +808,40 @@ def test_the_first_sync_lets_searches_run_up_to_their_share(ws: Workspace) -> No
     started = time.monotonic()
     pause()  # no search: no wait
     assert time.monotonic() - started < 0.05
+
+
+_WORDS = ["okapi", "notes", "about", "cache", "caches", "Café", "cafe", "auth", "author", "x"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    texts=st.lists(
+        st.lists(st.sampled_from([*_WORDS, " ", ", ", "\n", "_", "-"]), max_size=12).map("".join),
+        min_size=1,
+        max_size=8,
+    ),
+    query=st.lists(st.sampled_from(_WORDS), min_size=1, max_size=3).map(" ".join),
+    quoted=st.booleans(),
+    mode=st.sampled_from([RELEVANCE, ALL_WORDS]),
+)
+def test_the_rough_order_keeps_every_memory_a_scan_finds(
+    texts: list[str], query: str, quoted: bool, mode: str
+) -> None:
+    """What a search during the first indexing reads first (core/relevance.py
+    `RoughRanker`) holds every memory that the scan of every file ranks."""
+    parsed = parse_query(f'"{query}"' if quoted else query, mode)
+    rough, scan = RoughRanker(parsed), ScanRanker(parsed)
+    for number, text in enumerate(texts):
+        name = f"memory_{number}" if number % 2 else text.replace(" ", "_")[:20] or "n"
+        rough.add(name, text.encode(), number)
+        scan.add(name, text, number)
+    assert {item for _score, item in scan.ranked()} <= set(rough.ordered())
+
+
+def test_the_rough_order_puts_a_phrase_as_written_first() -> None:
+    parsed = parse_query('"notes about cache"', RELEVANCE)
+    rough = RoughRanker(parsed)
+    rough.add("auth_notes_1", b"# a\n\nNotes about auth.\n", "name holds a word")
+    rough.add("cache_2", b"# b\n\nNotes about cache.\n", "phrase")
+    rough.add("other_3", b"# c\n\nNotes, about the cache.\n", "words apart")
+    assert rough.ordered() == ["phrase", "name holds a word", "words apart"]

@@ -598,19 +598,29 @@ def scan_search(
 
 
 class RoughRanker:
-    """Orders memories by their files' bytes alone, the terms' keys counted as substrings
-    (no parse): which of many memories that may match to read first. BM25 as
-    `ScanRanker`'s, over bytes rather than words."""
+    """Orders memories by their files' bytes alone (no parse): which of many memories
+    that may match to read first. A file may match when it holds each term's key (what
+    `ScanRanker` tests first); it is weighed by how often it holds each term as written
+    (a phrase with single spaces), BM25 as `ScanRanker`'s, over bytes."""
 
     def __init__(self, query: Query) -> None:
         self.query = query
         self.keys = query.keys
-        self._encoded = [key.encode() if key.isascii() else None for key in self.keys]
-        # A phrase written as such in a file ranks it first among those holding its first
-        # word (the key: only that is certain, the words may be apart by other signs).
-        self._phrases = [
-            " ".join(part.words).encode() for part in query.terms if len(part.words) > 1
+        # What each term is counted by: its key, or a phrase as usually written (its words
+        # may be apart by other signs: only the key is certain).
+        self._written = [
+            " ".join(part.words) if len(part.words) > 1 else key
+            for part, key in zip(query.terms, self.keys, strict=True)
         ]
+        self._encoded = [
+            (
+                key.encode() if key.isascii() else None,
+                written.encode() if written.isascii() else None,
+            )
+            for key, written in zip(self.keys, self._written, strict=True)
+        ]
+        # A phrase's words all in a name (joined by `_`, `/` or `-`, no spaces there).
+        self._name_words = [part.words for part in query.terms]
         self.documents = 0
         self.total_bytes = 0
         self.total_spaces = 0
@@ -623,23 +633,25 @@ class RoughRanker:
         self.total_bytes += len(data)
         self.total_spaces += data.count(b" ") + 1
         folded_name = fold(name)
-        phrased = 0
         if data.isascii():  # most files: folded as bytes, no text made
             lowered = data.lower()
-            in_text = [0 if key is None else lowered.count(key) for key in self._encoded]
-            phrased = sum(1 for phrase in self._phrases if phrase in lowered)
+            has = [key is not None and key in lowered for key, _ in self._encoded]
+            in_text = [
+                0 if written is None else lowered.count(written) for _, written in self._encoded
+            ]
         else:
             folded = fold(data.decode("utf-8", errors="replace"))
-            in_text = [folded.count(key) for key in self.keys]
-        in_name = [folded_name.count(key) for key in self.keys]
-        present = [bool(a or b) for a, b in zip(in_name, in_text, strict=True)]
+            has = [key in folded for key in self.keys]
+            in_text = [folded.count(written) for written in self._written]
+        present = [h or key in folded_name for h, key in zip(has, self.keys, strict=True)]
         if not (any(present) if self.query.stemmed else all(present)):
             return
         for number, holds in enumerate(present):
             self.containing[number] += holds
-        tier = 2 if all(in_name) else 1 if all(present) else 0
+        in_name = [int(all(word in folded_name for word in words)) for words in self._name_words]
         weighted = [int(NAME_WEIGHT) * a + b for a, b in zip(in_name, in_text, strict=True)]
-        self._found.append((weighted, len(data), tier + phrased, item))
+        tier = 2 if all(in_name) else 1 if all(weighted) else 0
+        self._found.append((weighted, len(data), tier, item))
 
     def ordered(self) -> list[Any]:
         """The items that may match, the likeliest best first."""
@@ -652,7 +664,7 @@ class RoughRanker:
             relevance = sum(
                 i * (w * (k1 + 1)) / (w + norm) for i, w in zip(idf, weighted, strict=True)
             )
-            scored.append((tier + score_of(min(tier, 2), relevance), item))
+            scored.append((score_of(tier, relevance), item))
         scored.sort(key=lambda pair: -pair[0])
         return [item for _score, item in scored]
 

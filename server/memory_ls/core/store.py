@@ -97,7 +97,8 @@ DEFAULT_SEARCH_LIMIT = 50
 # Listings and search skip files this many times over maxMemoryBytes (bounded work).
 LISTING_READ_LIMIT = 4
 # A search while the first indexing runs parses the files that may match this many (or
-# four times its limit) at a time, the likeliest first (`Store._scan_unindexed`).
+# four times its limit) first, the likeliest first, then twice as many each time until
+# they fill its answer (`Store._scan_unindexed`).
 SCAN_STEP = 200
 # Changes a store remembers (a tool call makes one or two).
 CHANGES_KEPT = 16
@@ -1185,10 +1186,11 @@ class Store:
                 rough.add(qualified, data, (qualified, path, rank, name, data))
         ordered = rough.ordered()
         chosen: list[Searchable] = []
-        found = Found([], 0)
-        step = max(SCAN_STEP, 4 * size)
-        for start in range(0, max(len(ordered), 1), step):
-            for qualified, path, rank, name, data in ordered[start : start + step]:
+        start, step = 0, max(SCAN_STEP, 4 * size)
+        while True:
+            # Each step twice the last: all of them read at most twice over.
+            taken, start, step = ordered[start : start + step], start + step, 2 * step
+            for qualified, path, rank, name, data in taken:
                 if index.hidden(rank, name):
                     continue
                 doc = parse_document(data.decode("utf-8", errors="replace"))
@@ -1208,9 +1210,8 @@ class Store:
             spaces = rough.total_spaces * (rough.documents - len(chosen)) // max(rough.documents, 1)
             passed = [rough.documents - len(chosen), spaces]
             found = scan_search(query, chosen, size, per_memory=per_memory, passed=passed)
-            if enough(found.hits, size, per_memory):
-                break
-        return Found(found.hits, len(ordered))
+            if start >= len(ordered) or enough(found.hits, size, per_memory):
+                return Found(found.hits, len(ordered))
 
     @staticmethod
     def _limit(limit: object) -> int:
