@@ -115,8 +115,8 @@ BACKGROUND_SEARCH_SHARE = 0.9
 # listed first: a second or two at 100,000 memories).
 FIRST_SYNC_WAIT = 10.0
 # What searches keep of the files a first indexing has not reached (`read_unindexed`):
-# all of 100,000 memories of a few hundred bytes.
-UNREAD_CACHE_BYTES = 64 * 2**20
+# most of 100,000 memories of a few hundred bytes (a bound on the server's memory).
+UNREAD_CACHE_BYTES = 32 * 2**20
 # A first indexing of this many files or more runs in a worker process (`_index_in_workers`).
 WORKER_FILES = 2_000
 # At most this many worker processes (one a core): they share the database's write lock
@@ -433,6 +433,7 @@ class SearchIndex:
         the files instead until it does).
         """
         listing = self.walk() if memories is None else None
+        synced = False
         try:
             with self._lock:
                 # Changes by other processes from here on show in `data_version`.
@@ -506,6 +507,7 @@ class SearchIndex:
                 with self._lock:
                     changed = None if expected is None else (differing, expected)
                     self._write_manifest(listing, (version[0], version[1] + own_changes), changed)
+            synced = True
         except IndexUnusable:
             return False
         except sqlite3.Error as exc:
@@ -513,14 +515,14 @@ class SearchIndex:
             return False
         finally:
             with self._lock:
+                # At once: a search in between would find neither (and read every file).
+                self._complete = self._complete or synced
                 self._unsynced = None
                 if self._sync_begun is not None:
                     self._sync_begun.set()
             with self._unread_lock:
                 self._unread.clear()
                 self._unread_bytes = 0
-        with self._lock:
-            self._complete = True
         return True
 
     def _indexed_now(
