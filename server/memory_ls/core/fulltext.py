@@ -547,14 +547,17 @@ class SearchIndex:
         data = self._unread.get(path)
         if data is not None:
             return data
-        try:
-            with open(path, "rb") as handle:
-                if (
-                    os.fstat(handle.fileno()).st_size
-                    > READ_LIMIT_FACTOR * self.config.max_memory_bytes
-                ):
+        try:  # a file object costs more than the read of a memory of a few hundred bytes
+            descriptor = os.open(path, os.O_RDONLY)
+            try:
+                size = os.fstat(descriptor).st_size
+                if size > READ_LIMIT_FACTOR * self.config.max_memory_bytes:
                     return b""
-                data = handle.read()
+                data = os.read(descriptor, size + 1)
+                if len(data) > size:  # grown since: the rest too
+                    data += _read_rest(descriptor)
+            finally:
+                os.close(descriptor)
         except OSError:
             return None
         with self._unread_lock:
@@ -1555,6 +1558,13 @@ def _pack_body(body: str) -> bytes:
 def _unpack_body(data: bytes) -> str:
     """The body `_pack_body` stored."""
     return zlib.decompress(data, -15).decode("utf-8", "surrogatepass")
+
+
+def _read_rest(descriptor: int) -> bytes:
+    chunks = []
+    while chunk := os.read(descriptor, 1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _tag_text(tags: Iterable[str]) -> str:

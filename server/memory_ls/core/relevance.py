@@ -636,6 +636,8 @@ class RoughRanker:
         if data.isascii():  # most files: folded as bytes, no text made
             lowered = data.lower()
             has = [key is not None and key in lowered for key, _ in self._encoded]
+            if not any(has) and not any(key in folded_name for key in self.keys):
+                return  # most files, for most words: nothing more to look at
             in_text = [
                 0 if written is None else lowered.count(written) for _, written in self._encoded
             ]
