@@ -679,6 +679,11 @@ class SearchIndex:
             self._big = count > HINT_BUILD_LIMIT
         return self._big
 
+    def holds_files(self) -> bool:
+        """Whether the index holds any file (False too when it cannot be used)."""
+        with self._lock:
+            return self._built()
+
     def _built(self) -> bool:
         """Whether the index holds any file (some process indexed this store before)."""
         try:

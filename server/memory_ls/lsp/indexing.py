@@ -72,16 +72,19 @@ def start(ls: MemoryServer) -> None:
 
             def index_for_search() -> None:
                 try:
-                    _index_for_search(ls, index, search_index, learnt.put)
+                    _index_for_search(ls, index, search_index, learnt.put if first else None)
                 finally:
                     learnt.put(None)
 
             searching = threading.Thread(
                 target=index_for_search, name="memory-ls-index-search", daemon=True
             )
+            # Whether the full-text index is empty (never built): a first sync of many files
+            # runs in workers; else it only checks stamps, beside the facts.
+            first = count >= WORKER_FILES and not search_index.holds_files()
             if ls.index is index:
                 searching.start()
-                if count >= WORKER_FILES:
+                if first:
                     # The workers read every file for both indexes; the rest (files they
                     # did not read) after them.
                     _learn(index, learnt, search_index, reporter, count)
