@@ -460,6 +460,8 @@ class MemoryIndex:
         self._snapshots: dict[tuple[str, str | None], tuple[int, object]] = {}
         self._tag_counts: tuple[tuple[int, int], float, dict[str, int]] | None = None
         self._warming = False
+        # Facts learnt from another process (`learn_facts`) since the cache was written.
+        self._learnt_unsaved = False
         self._scanned = threading.Event()
 
     # ----- building and updating -------------------------------------------------------
@@ -903,6 +905,7 @@ class MemoryIndex:
     def learn_facts(self, learnt: Iterable[tuple[str, int, int, FactsRow]]) -> None:
         """Facts of files as another process read them, (path, mtime_ns, size, the
         `facts_of_text` row) each: kept where the file is still known with that stamp."""
+        self._learnt_unsaved = True  # for the cache `warm` writes next
         for path, mtime_ns, size, (tags, updated_at, length, links) in learnt:
             stamp = Stamp(mtime_ns, size)
             with self._lock:
@@ -1039,9 +1042,10 @@ class MemoryIndex:
             with self._lock:
                 # A set keeps the table it grew to: 100,000 entries while indexing ran.
                 self._unlinked = set(self._unlinked)
-        if cache_path and pending:
+        if cache_path and (pending or self._learnt_unsaved):
             with self._lock:
                 facts = list(self._facts.items())
+                self._learnt_unsaved = False
             _save_facts(cache_path, facts)
         return len(pending)
 
