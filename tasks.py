@@ -139,9 +139,16 @@ def test() -> None:
 
 
 def bench() -> None:
-    """Run the benchmark (arguments go to bench/run.py, e.g. --sizes 1000)."""
+    """Run the benchmark (arguments go to bench/run.py, e.g. --sizes 1000); a scenario's
+    name first runs that one instead (`bench first_run --sizes 10000`: bench/first_run.py)."""
     setup("bench")
-    run(PYTHON, ROOT / "bench" / "run.py", *sys.argv[2:])
+    arguments = sys.argv[2:]
+    script = "run"
+    if arguments and not arguments[0].startswith("-"):
+        script, *arguments = arguments
+        if not (ROOT / "bench" / f"{script}.py").is_file():
+            sys.exit(f"no scenario bench/{script}.py")
+    run(PYTHON, ROOT / "bench" / f"{script}.py", *arguments)
 
 
 def main() -> None:

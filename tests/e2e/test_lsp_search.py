@@ -3,7 +3,10 @@ disk by another process, and requests made while the first indexing runs miss no
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -12,7 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_support import INDEXING_FOR_SEARCH, Session, make_workspace, session, write_file
+from e2e_support import (
+    INDEXING_FOR_SEARCH,
+    Session,
+    make_workspace,
+    session,
+    write_file,
+)
+from lsprotocol import types
 
 pytestmark = pytest.mark.asyncio
 
@@ -150,3 +160,77 @@ async def test_search_with_no_match_searches_the_closest_words_of_names_and_tags
         assert exact["results"]
         strict = await server.command("memory.search", {"query": "paymnt", "allWords": True})
         assert strict == {"results": []}
+
+
+def _children(pid: int) -> list[int]:
+    """The processes `pid` started (every thread's), from /proc."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            found += [int(child) for child in (task / "children").read_text().split()]
+    return found
+
+
+async def _indexing_worker(server: Session) -> int:
+    """The pid of the server's indexing worker, once it has started (core/fulltext.py)."""
+    process = server.client._server
+    assert process is not None
+
+    def worker() -> int | None:
+        for child in _children(process.pid):
+            with contextlib.suppress(OSError):
+                if b"worker_main" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    return child
+        return None
+
+    deadline = time.monotonic() + 60
+    while (found := worker()) is None:
+        assert time.monotonic() < deadline, "the indexing worker never started"
+        await asyncio.sleep(0.01)
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc")
+async def test_search_during_the_first_indexing_answers_from_both_halves(tmp_path: Path) -> None:
+    """The first indexing of a big store runs in a worker process; held still halfway,
+    searches answer from what it indexed plus the files it has not reached, and every
+    memory holding a rare word is found, the progress counting the files meanwhile."""
+    workspace = make_workspace(tmp_path / "w")
+    planted = set()
+    for number in range(3000):
+        text = f"# Note {number}\n\nAbout the usual things.\n"
+        if number % 100 == 7:
+            text += "An okapi was seen.\n"
+            planted.add(f"bulk/note_{number:05d}")
+        write_file(workspace.primary / "bulk" / f"note_{number:05d}.md", text)
+    write_file(workspace.global_folder / "okapi_tips.md", "---\ntags: [zoo]\n---\n# Tips\n")
+    planted.add("global/okapi_tips")
+    cache = tmp_path / "c"
+    async with session(workspace, env={"XDG_CACHE_HOME": str(cache)}, wait_indexed=False) as server:
+        worker = await _indexing_worker(server)
+        os.kill(worker, signal.SIGSTOP)
+        try:
+            # However far it got, it is not done: it indexes a batch at a time.
+            found = await _search(server, "okapi", limit=200)
+            assert server.progress_ended(INDEXING_FOR_SEARCH) == 0, "answered after indexing"
+            assert found == planted
+            assert await _search(server, "note 2999", allWords=True) == {"bulk/note_02999"}
+            assert await _search(server, "okapi", tags=["zoo"]) == {"global/okapi_tips"}
+            # A memory written meanwhile is found too (indexed by its file event).
+            late = write_file(workspace.primary / "okapi_late.md", "# Late\nokapi again\n")
+            await _until(server, "okapi", {*planted, "okapi_late"})
+            assert server.progress_ended(INDEXING_FOR_SEARCH) == 0
+        finally:
+            os.kill(worker, signal.SIGCONT)
+        await server.indexed(title=INDEXING_FOR_SEARCH)
+        assert await _search(server, "okapi", limit=200) == {*planted, "okapi_late"}
+        late.unlink()
+        await _until(server, "okapi", planted)
+        # The progress counted the files as they were indexed, up to all of them.
+        (reports,) = server.progresses(INDEXING_FOR_SEARCH)
+        counts = [
+            tuple(map(int, r.message.split()[0].split("/")))
+            for r in reports
+            if isinstance(r, types.WorkDoneProgressReport) and r.message
+        ]
+        assert counts == sorted(counts) and counts[-1][0] == counts[-1][1] > 3000

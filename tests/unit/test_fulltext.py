@@ -13,12 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from store_helpers import Workspace
 
 from memory_ls.core import Store, fulltext
 from memory_ls.core.errors import InvalidArguments
 from memory_ls.core.fulltext import Part, SearchIndex, parse_query, search_index_path
-from memory_ls.core.relevance import ALL_WORDS, RELEVANCE, rows_of
+from memory_ls.core.relevance import ALL_WORDS, RELEVANCE, RoughRanker, ScanRanker, rows_of
 
 Search = Callable[..., list[dict[str, Any]]]
 
@@ -740,3 +742,120 @@ def test_the_index_counts_the_matching_memories_as_a_reading_of_every_memory_doe
         by_index = indexed.search_memories(query, tags, scope, 1, per_memory=True, count=True)
         by_reading = store.search_memories(query, tags, scope, 100, per_memory=True)
         assert by_index.total == len(by_reading.hits), (query, tags, scope)
+
+
+def _bulk(ws: Workspace, count: int) -> tuple[Store, set[str]]:
+    """A store of `count` notes, one in ten holding a rare word, some with tags."""
+    planted = set()
+    for number in range(count):
+        text = f"# Note {number}\nabout the usual cache things\n"
+        if number % 10 == 3:
+            text += "an okapi walks by\n"
+            planted.add(f"note_{number:03d}")
+        if number % 4 == 0:
+            text = f"---\ntags: [four]\n---\n{text}"
+        ws.write(ws.primary / f"note_{number:03d}.md", text)
+    # Hidden by the primary folder's memory of the same name: never an answer.
+    ws.write(ws.root / "team" / "feature" / "note_005.md", "an okapi, hidden\n")
+    ws.write(ws.root / "team" / "feature" / "okapi_feature.md", "# Okapi feature\n")
+    ws.write(ws.global_dir / "note_003.md", "a global okapi of the same name\n")
+    planted |= {"okapi_feature", "global/note_003"}
+    return ws.store(["team/feature"]), planted
+
+
+@pytest.mark.parametrize("worker", [False, True])
+def test_a_search_during_the_first_sync_answers_from_the_index_and_the_rest(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch, worker: bool
+) -> None:
+    """Batch by batch (in this process, or reported by the worker process), each search
+    meanwhile gives the memories a search over every file gives: no memory missed."""
+    store, planted = _bulk(ws, 120)
+    monkeypatch.setattr(fulltext, "BATCH_FILES", 25)
+    monkeypatch.setattr(fulltext, "WORKER_FILES", 1 if worker else 10**9)
+    index = SearchIndex(store.config, live=True)
+    live = Store(store.config, index)
+    checked: list[tuple[int, int]] = []
+    # Not a single result missing, whatever the step: the rare word, with tags, all words.
+    queries = [
+        ("okapi", {}),
+        ("okapi", {"tags": ["four"]}),
+        ("okapi", {"scope": "global"}),
+        ("okapi", {"scope": "project"}),
+        ("note 42", {"mode": ALL_WORDS}),
+    ]
+    expected = {
+        (query, str(kw)): _names(store.search(query, limit=500, **kw)["results"])
+        for query, kw in queries
+    }
+    assert expected[("okapi", "{}")] == planted
+
+    def mid_sync(done: int, total: int) -> None:
+        if done == total:
+            return
+        assert index.search(parse_query("okapi"), [], None, 50) is None, "not complete yet"
+        for query, kw in queries:
+            found = _names(live.search(query, limit=500, **kw)["results"])
+            assert found == expected[(query, str(kw))], (done, query, kw)
+        # The best first: a common word's answer is full, its memories hold the word.
+        common = live.search("cache", limit=7)["results"]
+        assert len(common) == 7 and all("cache" in row["text"] for row in common)
+        checked.append((done, total))
+
+    index.expect_sync()
+    assert index.sync(store.scan(), report=mid_sync)
+    assert len(checked) == 123 // 25 and checked[0][1] == 123
+    assert index.search(parse_query("okapi"), [], None, 500) is not None
+    assert _names(live.search("okapi", limit=500)["results"]) == planted
+
+
+def test_the_first_sync_lets_searches_run_up_to_their_share(ws: Workspace) -> None:
+    """A search under way holds an indexing's next step back, but no longer than the
+    searches have had their share of the time (back to back, they cannot stop it)."""
+    turns = fulltext.Turns()
+    pause = turns.pauser()
+    with turns.searching():
+        started = time.monotonic()
+        time.sleep(0.2)  # the indexing's first step ran this long
+        pause()  # holds back while the search runs, up to the share of the time
+        held = time.monotonic() - started
+    assert 0.2 + fulltext.SEARCH_SHARE * 0.2 - 0.05 <= held < 1.0
+    started = time.monotonic()
+    pause()  # no search: no wait
+    assert time.monotonic() - started < 0.05
+
+
+_WORDS = ["okapi", "notes", "about", "cache", "caches", "Café", "cafe", "auth", "author", "x"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    texts=st.lists(
+        st.lists(st.sampled_from([*_WORDS, " ", ", ", "\n", "_", "-"]), max_size=12).map("".join),
+        min_size=1,
+        max_size=8,
+    ),
+    query=st.lists(st.sampled_from(_WORDS), min_size=1, max_size=3).map(" ".join),
+    quoted=st.booleans(),
+    mode=st.sampled_from([RELEVANCE, ALL_WORDS]),
+)
+def test_the_rough_order_keeps_every_memory_a_scan_finds(
+    texts: list[str], query: str, quoted: bool, mode: str
+) -> None:
+    """What a search during the first indexing reads first (core/relevance.py
+    `RoughRanker`) holds every memory that the scan of every file ranks."""
+    parsed = parse_query(f'"{query}"' if quoted else query, mode)
+    rough, scan = RoughRanker(parsed), ScanRanker(parsed)
+    for number, text in enumerate(texts):
+        name = f"memory_{number}" if number % 2 else text.replace(" ", "_")[:20] or "n"
+        rough.add(name, text.encode(), number)
+        scan.add(name, text, number)
+    assert {item for _score, item in scan.ranked()} <= set(rough.ordered())
+
+
+def test_the_rough_order_puts_a_phrase_as_written_first() -> None:
+    parsed = parse_query('"notes about cache"', RELEVANCE)
+    rough = RoughRanker(parsed)
+    rough.add("auth_notes_1", b"# a\n\nNotes about auth.\n", "name holds a word")
+    rough.add("cache_2", b"# b\n\nNotes about cache.\n", "phrase")
+    rough.add("other_3", b"# c\n\nNotes, about the cache.\n", "words apart")
+    assert rough.ordered() == ["phrase", "name holds a word", "words apart"]

@@ -369,6 +369,38 @@ def test_facts_are_cached_on_disk_by_path_size_and_time(tmp_path: Path) -> None:
     assert broken.tag_counts() == {"one": 1, "three": 1, "four": 1}
 
 
+def test_facts_learnt_from_another_process_are_kept_and_cached(tmp_path: Path) -> None:
+    """The indexing worker's facts (core/fulltext.py) count as the file's own, and the
+    cache written after them holds them: the next start reads no file again."""
+    config = make_config(tmp_path)
+    primary = Path(config.primary.path)
+    paths = [
+        write(primary / "tagged.md", "---\ntags: [one]\n---\n# Tagged\n[[other]]\n"),
+        write(primary / "other.md", "# Other\n"),
+    ]
+    old = time.time() - 60
+    for path in paths:
+        os.utime(path, (old, old))
+    cache = tmp_path / "cache" / "facts.jsonl"
+    index = fresh(config)
+    rows = []
+    for path in paths:
+        text = path.read_text()
+        info = path.stat()
+        facts = index_module.facts_of_text(text, index_module.parse_document(text))
+        # What another process read: a planted tag shows where the facts came from.
+        rows.append((str(path), info.st_mtime_ns, info.st_size, (("planted",), *facts[1:])))
+    # A row for a file that changed since it was read is not taken.
+    rows.append((str(paths[1]), 1, 1, (("stale",), None, 1, ())))
+    index.learn_facts(rows)
+    assert index.warm(cache_path=str(cache)) == 0  # nothing left to read
+    assert index.tag_counts() == {"planted": 2}
+    assert cache.is_file()
+    again = fresh(config)
+    again.warm(cache_path=str(cache))
+    assert again.tag_counts() == {"planted": 2}
+
+
 def test_reading_a_folder_again_catches_changes_whose_events_were_lost(tmp_path: Path) -> None:
     config = make_config(tmp_path)
     primary = Path(config.primary.path)

@@ -272,7 +272,8 @@ class DiskDiagnostics(Generic[Report]):
         follow_paths = config.severities.get("stale-path") != "off"
         changed: set[str] = set()
         for count, memory in enumerate(files):
-            if count % 500 == 0 and cancelled():
+            # Often enough for a caller that also lets searches run meanwhile (`cancelled`).
+            if count % 50 == 0 and cancelled():
                 return None
             path = memory.path
             try:

@@ -24,19 +24,22 @@ import json
 import logging
 import marshal
 import os
+import pickle
 import re
 import stat
 import struct
+import subprocess
 import sys
 import threading
+import time
 import unicodedata
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memory_ls.core.backlinks import SERENA_MARK
-from memory_ls.core.document import parse_document
+from memory_ls.core.document import Document, parse_document
 from memory_ls.core.errors import MemoryStoreError
 from memory_ls.core.folders import Folder, StoreConfig
 from memory_ls.core.fsio import is_temp_file, read_text, user_cache_dir
@@ -101,6 +104,32 @@ READ_LIMIT_FACTOR = 4
 PARALLEL_STAT_FILES = 20_000
 # What `stat_files` gives as the size of a folder (of anything else but a file: -1).
 FOLDER_SIZE = -2
+# While the first indexing runs in this process, searches get the interpreter for up to
+# this share of the time (the indexing waits for them between batches; see `Turns`).
+SEARCH_SHARE = 0.5
+# The share of work that does not make the index (the facts of files a worker did not
+# read, the workspace check): a search reading files waits a switch interval for the GIL
+# after each read while such work runs, so it is let run only when searches had this.
+BACKGROUND_SEARCH_SHARE = 0.9
+# A search waits this long at most for an announced first sync to begin (the names are
+# listed first: a second or two at 100,000 memories).
+FIRST_SYNC_WAIT = 10.0
+# What searches keep of the files a first indexing has not reached (`read_unindexed`):
+# most of 100,000 memories of a few hundred bytes (a bound on the server's memory).
+UNREAD_CACHE_BYTES = 32 * 2**20
+# A first indexing of this many files or more runs in a worker process (`_index_in_workers`).
+WORKER_FILES = 2_000
+# At most this many worker processes (one a core): they share the database's write lock
+# only for their inserts.
+MAX_WORKERS = 2
+# How long a worker waits for the database's write lock (the other's inserts, a busy
+# machine) before it gives up (the server indexes what it left).
+WORKER_BUSY_SECONDS = 60.0
+# What the worker runs: this process's import path first (an editor's bundled libraries).
+WORKER_CODE = (
+    "import pickle, sys; sys.path[:0] = pickle.load(sys.stdin.buffer); "
+    "from memory_ls.core.fulltext import worker_main; worker_main()"
+)
 # A search re-reads stale memories it was about to return and asks again, this often.
 STALE_RETRIES = 3
 # A relevance search looks a word's stem up under at most this many indexed words (the
@@ -288,6 +317,19 @@ class SearchIndex:
         self._big: bool | None = None  # more memories than a hint builds an index for
         self._failed: set[str] = set()
         self._broken = False
+        # Live mode, while the first sync runs: the files it has not indexed yet (by key),
+        # which a search reads itself (`search_partial`).
+        self._unsynced: dict[tuple[int, str], str] | None = None
+        # Searches under way, which the first indexing lets run (`Turns`).
+        self.turns = Turns()
+        # The bytes of files not indexed yet, as searches read them (`read_unindexed`).
+        self._unread: dict[str, bytes] = {}
+        self._unread_bytes = 0
+        self._unread_lock = threading.Lock()
+        # In the indexing worker: each file read, for its facts (`worker_main`).
+        self._seen: list[tuple[str, tuple[int, int], str, Document]] | None = None
+        # Set once a first sync the owner announced (`expect_sync`) has begun or ended.
+        self._sync_begun: threading.Event | None = None
 
     # ----- the database ------------------------------------------------------------------
 
@@ -375,18 +417,26 @@ class SearchIndex:
         self,
         memories: Iterable[MemoryFile] | None = None,
         stamps: Mapping[str, tuple[int, int]] | None = None,
+        report: Callable[[int, int], None] | None = None,
+        learnt: Callable[[list[Any]], None] | None = None,
         *,
         walked: Listing | None = None,
     ) -> bool:
         """Bring the index in line with the memory files on disk now: `memories` when the
         caller has their list (with the (mtime, size) it knows by path in `stamps`), else
-        a walk of the folders.
+        a walk of the folders. `report(done, total)`: files (re)indexed so far; `learnt`:
+        given the facts of the files a worker process read (`MemoryIndex.learn_facts`).
+
+        Live and not complete yet (a language server's first indexing), many files are
+        indexed by a worker process (`_index_in_workers`) while searches read what it has
+        not reached (`search_partial`).
 
         Returns whether it now matches (False: it could not be written; searches read
         the files instead until it does).
         """
         # `walked`: the caller's own `walk` just now (the MCP server lists the folders once).
         listing = (walked if walked is not None else self.walk()) if memories is None else None
+        synced = False
         try:
             with self._lock:
                 # Changes by other processes from here on show in `data_version`.
@@ -403,6 +453,14 @@ class SearchIndex:
                     )
             if listing is not None:
                 on_disk = listing.rows()
+            elif not indexed:
+                # Nothing indexed: every file is to be, and no stamp is worth taking here
+                # (100,000 stats that a first search would wait for); files gone since
+                # are left out when indexed.
+                on_disk = set()
+                differing = sorted(
+                    {(self._ranks[memory.folder.path], memory.name) for memory in memories or ()}
+                )
             else:
                 on_disk = set()
                 known = stamps or {}
@@ -410,8 +468,9 @@ class SearchIndex:
                     stamp = known.get(memory.path) or _stamp(memory.path)
                     if stamp is not None:
                         on_disk.add((self._ranks[memory.folder.path], memory.name, *stamp))
-            # Sets compared in C: a store of 100,000 memories is checked in milliseconds.
-            differing = sorted({(rank, name) for rank, name, _m, _s in on_disk ^ indexed})
+            if listing is not None or indexed:
+                # Sets compared in C: a store of 100,000 memories is checked in milliseconds.
+                differing = sorted({(rank, name) for rank, name, _m, _s in on_disk ^ indexed})
             # The rows the differing files should have once indexed (a few, mostly).
             expected = on_disk - indexed if len(differing) <= BATCH_FILES else None
             # Gone before the long part: at 100,000 memories these are tens of MB, which,
@@ -419,28 +478,185 @@ class SearchIndex:
             del indexed, on_disk
             folders = self.config.folders
             own_changes = 0  # rows this sync changed, to tell its writes from others'
+            unsynced = None
+            remaining = differing
+            if self.live and not self._complete:
+                # What searches read themselves until it is indexed (`search_partial`).
+                unsynced = {key: folders[key[0]].file_for(key[1]) for key in differing}
+                with self._lock:
+                    self._unsynced = unsynced
+                    if self._sync_begun is not None:
+                        self._sync_begun.set()
+                if len(differing) >= WORKER_FILES:
+                    remaining = self._index_in_workers(differing, unsynced, report, learnt)
+            pause = self.turns.pauser()
             # Batch by batch, the lock let go in between: file events and searches (which
-            # read the files meanwhile) do not wait for a whole first indexing.
-            for start in range(0, len(differing), BATCH_FILES):
-                batch = differing[start : start + BATCH_FILES]
+            # read what is not indexed yet meanwhile) do not wait for a whole first indexing.
+            for start in range(0, len(remaining), BATCH_FILES):
+                batch = remaining[start : start + BATCH_FILES]
+                if unsynced is not None:
+                    pause()
                 with self._lock:
                     before = self._connect().total_changes
                     self._apply_now([(key, folders[key[0]].file_for(key[1])) for key in batch])
                     own_changes += self._connect().total_changes - before
+                    if unsynced is not None:
+                        self._indexed_now(unsynced, batch)
+                if report is not None:
+                    report(len(differing) - len(remaining) + start + len(batch), len(differing))
             # For new processes (the CLI, MCP), from their walk. Not from a live index: the
             # editor's next change removes it again.
             if listing is not None:
                 with self._lock:
                     changed = None if expected is None else (differing, expected)
                     self._write_manifest(listing, (version[0], version[1] + own_changes), changed)
+            synced = True
         except IndexUnusable:
             return False
         except sqlite3.Error as exc:
             logger.info("search index not brought up to date: %s", exc)
             return False
-        with self._lock:
-            self._complete = True
+        finally:
+            with self._lock:
+                # At once: a search in between would find neither (and read every file).
+                self._complete = self._complete or synced
+                self._unsynced = None
+                if self._sync_begun is not None:
+                    self._sync_begun.set()
+            with self._unread_lock:
+                self._unread.clear()
+                self._unread_bytes = 0
         return True
+
+    def _indexed_now(
+        self, unsynced: dict[tuple[int, str], str], keys: Iterable[tuple[int, str]]
+    ) -> None:
+        """These files are indexed: searches no longer read them (lock held)."""
+        paths = [path for key in keys if (path := unsynced.pop(key, None)) is not None]
+        self._forget_unread(paths)
+
+    def _forget_unread(self, paths: Iterable[str]) -> None:
+        with self._unread_lock:
+            for path in paths:
+                data = self._unread.pop(path, None)
+                if data is not None:
+                    self._unread_bytes -= len(data)
+
+    def read_unindexed(self, path: str) -> bytes | None:
+        """A memory file the first indexing has not reached, as a search reads it: b""
+        when far too large to read (found by its name only), None when unreadable. Kept
+        for the next search until it is indexed (UNREAD_CACHE_BYTES in all): searches
+        back to back do not read the store again each time."""
+        data = self._unread.get(path)
+        if data is not None:
+            return data
+        try:  # a file object costs more than the read of a memory of a few hundred bytes
+            descriptor = os.open(path, os.O_RDONLY)
+            try:
+                size = os.fstat(descriptor).st_size
+                if size > READ_LIMIT_FACTOR * self.config.max_memory_bytes:
+                    return b""
+                data = os.read(descriptor, size + 1)
+                if len(data) > size:  # grown since: the rest too
+                    data += _read_rest(descriptor)
+            finally:
+                os.close(descriptor)
+        except OSError:
+            return None
+        with self._unread_lock:
+            unsynced = self._unsynced
+            if (
+                unsynced is not None
+                and self._unread_bytes + len(data) <= UNREAD_CACHE_BYTES
+                and path not in self._unread
+            ):
+                self._unread[path] = data
+                self._unread_bytes += len(data)
+        return data
+
+    def expect_sync(self) -> None:
+        """Say that a first sync is on its way (live): until it begins, a search waits for
+        it (at most FIRST_SYNC_WAIT) rather than read every file."""
+        with self._lock:
+            if not self._complete and self._sync_begun is None:
+                self._sync_begun = threading.Event()
+
+    def _index_in_workers(
+        self,
+        differing: Sequence[tuple[int, str]],
+        unsynced: dict[tuple[int, str], str],
+        report: Callable[[int, int], None] | None,
+        learnt: Callable[[list[Any]], None] | None,
+    ) -> list[tuple[int, str]]:
+        """Index `differing` in worker processes (other cores, no share of this one's
+        GIL; each file read and parsed once, for `learnt` too); return the keys they did
+        not index (the caller does them: a worker could not start, or stopped)."""
+        count = max(1, min(MAX_WORKERS, (os.cpu_count() or 1)))
+        progress = threading.Lock()
+        indexed = 0
+
+        def follow(worker: subprocess.Popen[bytes], message: bytes) -> None:
+            nonlocal indexed
+            assert worker.stdin is not None and worker.stdout is not None
+            try:
+                with contextlib.suppress(OSError):
+                    worker.stdin.write(message)
+                    worker.stdin.close()
+                # A message each time a batch is committed: which keys it held, and the
+                # facts of the files it read.
+                while True:
+                    try:
+                        start, end, facts = pickle.loads(_receive(worker.stdout))
+                    except (EOFError, ValueError, TypeError, pickle.UnpicklingError):
+                        return
+                    batch = differing[int(start) : int(end)]
+                    with self._lock:
+                        self._indexed_now(unsynced, batch)
+                    with progress:
+                        indexed += len(batch)
+                        if learnt is not None and facts:
+                            learnt(facts)
+                        if report is not None:
+                            report(indexed, len(differing))
+            finally:
+                if worker.poll() is None:
+                    worker.kill()
+                worker.wait()
+                worker.stdout.close()
+
+        followers = []
+        for first in range(count):
+            job = {
+                "config": self.config,
+                "db": self.path,
+                "keys": list(differing),
+                "batch": BATCH_FILES,
+                "facts": learnt is not None,
+                "first": first,
+                "workers": count,
+            }
+            try:
+                worker = subprocess.Popen(
+                    [sys.executable, "-c", WORKER_CODE],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    close_fds=True,
+                )
+            except OSError as exc:
+                logger.info("no indexing worker (%s): indexing here", exc)
+                break
+            message = pickle.dumps(sys.path) + pickle.dumps(job)
+            follower = threading.Thread(target=follow, args=(worker, message), daemon=True)
+            follower.start()
+            followers.append(follower)
+        for follower in followers:
+            follower.join()
+        with self._lock:
+            remaining = [key for key in differing if key in unsynced]
+        if remaining:
+            logger.info("indexing workers left %d of %d files", len(remaining), len(differing))
+        return remaining
 
     def _current(self) -> bool:
         """Bring the index in line before a question (lock held): a live one by its owner's
@@ -465,6 +681,11 @@ class SearchIndex:
                     break
             self._big = count > HINT_BUILD_LIMIT
         return self._big
+
+    def holds_files(self) -> bool:
+        """Whether the index holds any file (False too when it cannot be used)."""
+        with self._lock:
+            return self._built()
 
     def _built(self) -> bool:
         """Whether the index holds any file (some process indexed this store before)."""
@@ -613,6 +834,7 @@ class SearchIndex:
         and modification time are as indexed (a copy that kept its time, two writes within
         one tick of the file system's clock)."""
         wanted = set(paths)
+        self._forget_unread(wanted)  # a search reads them again as they are now
         with self._lock:
             wanted |= self._failed
             if not wanted:
@@ -634,12 +856,17 @@ class SearchIndex:
                 self._apply_now(keyed[start : start + BATCH_FILES], reread=reread)
 
     def _apply_now(
-        self, keyed: Sequence[tuple[tuple[int, str], str]], *, reread: bool = False
+        self,
+        keyed: Sequence[tuple[tuple[int, str], str]],
+        prepared: Mapping[tuple[int, str], _Row] | None = None,
+        *,
+        reread: bool = False,
     ) -> None:
         """Each file as the disk has it now, in one transaction (lock held).
 
         The files are looked at inside the write transaction, so of two processes
-        indexing the same file, the one that writes last has seen it last.
+        indexing the same file, the one that writes last has seen it last: a row
+        `prepared` before it (by key) is written only if the file's stamp is still its.
         """
         db = self._db
         db.execute("BEGIN IMMEDIATE")
@@ -661,7 +888,11 @@ class SearchIndex:
                 if found is not None:
                     self._drop(db, found[0], key)
                 if stamp is not None:
-                    self._add(db, folder, key[1], path, stamp)
+                    row = prepared.get(key) if prepared is not None else None
+                    if row is not None and row.stamp == stamp:
+                        self._insert(db, row)
+                    else:
+                        self._add(db, folder, key[1], path, stamp)
             db.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
@@ -691,6 +922,13 @@ class SearchIndex:
 
     def _add(self, db: Any, folder: Folder, name: str, path: str, stamp: tuple[int, int]) -> None:
         """Index one file (one that cannot be read is left out, and tried again next time)."""
+        row = self._prepare(folder, name, path, stamp)
+        if row is not None:
+            self._insert(db, row)
+
+    def _prepare(self, folder: Folder, name: str, path: str, stamp: tuple[int, int]) -> _Row | None:
+        """What indexing one file writes, worked out without the database (None: the file
+        cannot be read)."""
         body, body_line, hidden_refs = "", 0, True
         tags: tuple[str, ...] = ()
         supersedes: tuple[str, ...] = ()
@@ -700,16 +938,18 @@ class SearchIndex:
                 text = read_text(path)
                 doc = parse_document(text)
             except (OSError, MemoryStoreError):
-                return
+                return None
             body, body_line, tags = doc.body, doc.body_line, tuple(doc.tags)
+            if self._seen is not None:
+                self._seen.append((path, stamp, text, doc))
             # The body is the end of the text: what comes before it is not indexed.
             head = text[: len(text) - len(body)]
             hidden_refs = "mem:" in head or "[[" in head or SUPERSEDE_WORD in head
             replaced = relations(doc.metadata)
             supersedes, superseded_by = replaced.supersedes, replaced.superseded_by
-        cursor = db.execute(
-            "INSERT INTO files(folder, name, mtime_ns, size, valid, tags, body_line, "
-            "hidden_refs, superseded_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        qualified = folder.qualified(name)
+        return _Row(
+            stamp,
             (
                 self._ranks[folder.path],
                 name,
@@ -721,24 +961,30 @@ class SearchIndex:
                 int(hidden_refs),
                 "\n".join(superseded_by),
             ),
+            _pack_body(body),
+            (qualified, title_text(qualified, body), body),
+            supersedes,
+            _stored_keys(folder, name, body),
+        )
+
+    @staticmethod
+    def _insert(db: Any, row: _Row) -> None:
+        cursor = db.execute(
+            "INSERT INTO files(folder, name, mtime_ns, size, valid, tags, body_line, "
+            "hidden_refs, superseded_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            row.file,
         )
         ident = int(cursor.lastrowid or 0)
+        db.execute("INSERT INTO bodies(id, data) VALUES (?, ?)", (ident, row.packed))
         db.execute(
-            "INSERT INTO bodies(id, data) VALUES (?, ?)",
-            (ident, _pack_body(body)),
+            "INSERT INTO fts(rowid, name, title, body) VALUES (?, ?, ?, ?)", (ident, *row.text)
         )
-        db.execute(
-            "INSERT INTO fts(rowid, name, title, body) VALUES (?, ?, ?, ?)",
-            (ident, folder.qualified(name), title_text(folder.qualified(name), body), body),
-        )
-        db.executemany(
-            "INSERT INTO successors(older, newer) VALUES (?, ?)",
-            [(older, ident) for older in supersedes],
-        )
-        db.executemany(
-            "INSERT INTO dupkeys VALUES (?, ?)",
-            [(k, ident) for k in _stored_keys(folder, name, body)],
-        )
+        if row.supersedes:
+            db.executemany(
+                "INSERT INTO successors(older, newer) VALUES (?, ?)",
+                [(older, ident) for older in row.supersedes],
+            )
+        db.executemany("INSERT INTO dupkeys VALUES (?, ?)", [(k, ident) for k in row.dupkeys])
 
     # ----- renames ---------------------------------------------------------------------
 
@@ -869,6 +1115,72 @@ class SearchIndex:
                 logger.info("search index query failed: %s", exc)
             return None
 
+    def search_partial(
+        self,
+        query: Query,
+        tags: Sequence[str],
+        scope: str | None,
+        limit: int,
+        *,
+        per_memory: bool = False,
+        count: bool = False,
+    ) -> tuple[Found, list[Unindexed]] | None:
+        """While the first indexing runs (live): the best memories among those indexed
+        (enough for `limit`, no offset), and the files in `scope` not indexed yet, for the
+        caller to read (`hidden` tells which another memory hides); None when no first
+        indexing runs or the index cannot answer."""
+        begun = self._sync_begun
+        if begun is not None and not self._complete:
+            begun.wait(FIRST_SYNC_WAIT)
+        with self._lock:
+            unsynced = self._unsynced
+            if unsynced is None:
+                return None
+            try:
+                search = _Search(self, query, tags, scope, unsynced)
+                found = search.run(limit, per_memory, 0, count)
+            except (IndexUnusable, sqlite3.Error) as exc:
+                logger.info("search index query failed: %s", exc)
+                return None
+            folders = self.config.folders
+            allowed = {r for r, f in enumerate(folders) if scope is None or f.scope == scope}
+            rest = [
+                (folders[key[0]].qualified(key[1]), path, *key)
+                for key, path in unsynced.items()
+                if key[0] in allowed
+            ]
+            # Changed behind the index's back: read as they are now, with the rest.
+            rest += [
+                (folders[key[0]].qualified(key[1]), path, *key)
+                for path in search.stale
+                if (key := self._key(path)) is not None and key not in unsynced
+            ]
+            return found, rest
+
+    def hidden(self, rank: int, name: str) -> bool:
+        """Whether a memory (of the folder at `rank`) is hidden by one of the same name
+        earlier in lookup order, indexed or not yet (a project memory by another)."""
+        folders = self.config.folders
+        if folders[rank].kind == "global" or not is_valid_name(name):
+            return False
+        earlier = [r for r in range(rank) if folders[r].kind != "global"]
+        with self._lock:
+            unsynced = self._unsynced or {}
+            if any((r, name) in unsynced for r in earlier):
+                return True
+            try:
+                found = (
+                    self._connect()
+                    .execute(
+                        "SELECT folder FROM files WHERE name = ? AND folder < ? AND valid",
+                        (name, rank),
+                    )
+                    .fetchall()
+                )
+            except (IndexUnusable, sqlite3.Error):
+                return False
+        return any(row[0] in earlier for row in found)
+
     # ----- near-duplicates (core/duplicates.py) ---------------------------------------------
 
     def duplicate_candidates(
@@ -969,13 +1281,126 @@ class SearchIndex:
         ]
 
 
+@dataclass(frozen=True)
+class _Row:
+    """What indexing one file writes (`SearchIndex._prepare`)."""
+
+    stamp: tuple[int, int]
+    file: tuple[Any, ...]  # the `files` row but its id
+    packed: bytes  # the body as `bodies` keeps it
+    text: tuple[str, str, str]  # name, title and body for `fts`
+    supersedes: tuple[str, ...]
+    dupkeys: list[int]
+
+
+# A file not indexed yet, as a search reads it: (qualified name, path, folder rank, name).
+Unindexed = tuple[str, str, int, str]
+
+
+class Turns:
+    """Searches under way, which a first indexing in this process lets run: each of a
+    search's file reads would wait a switch interval for the GIL while the indexing holds
+    it. Searches get up to SEARCH_SHARE of the time: back to back, they do not stop it."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition(threading.Lock())
+        self._searches = 0
+
+    @contextlib.contextmanager
+    def searching(self) -> Iterator[None]:
+        """Around a search."""
+        with self._changed:
+            self._searches += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._searches -= 1
+                self._changed.notify_all()
+
+    def pauser(self, share: float = SEARCH_SHARE) -> Callable[[], None]:
+        """For one indexing (or other work over every file): a call between its steps
+        that waits while searches run, as long as they had less than `share` of the time
+        since this call."""
+        began = time.monotonic()
+        waited = 0.0
+
+        def pause() -> None:
+            nonlocal waited
+            with self._changed:
+                while self._searches:
+                    allowed = share * (time.monotonic() - began) - waited
+                    if allowed <= 0:
+                        return
+                    at = time.monotonic()
+                    self._changed.wait(allowed)
+                    waited += time.monotonic() - at
+
+        return pause
+
+
+def worker_main() -> None:
+    """The indexing worker (`SearchIndex._index_in_workers`): the keys it is given on
+    stdin indexed batch by batch, after each the count done so far on stdout."""
+    job = pickle.load(sys.stdin.buffer)
+    index = SearchIndex(job["config"], job["db"], live=False)
+    folders = index.config.folders
+    keys: list[tuple[int, str]] = job["keys"]
+    out = sys.stdout.buffer
+    seen: list[tuple[str, tuple[int, int], str, Document]] | None = None
+    if job["facts"]:
+        from memory_ls.core.index import facts_of_text  # the index imports this module
+
+        seen = index._seen = []
+    with index._lock:
+        # Another worker may hold the write lock for a batch's inserts: wait for it.
+        index._connect().execute(f"PRAGMA busy_timeout = {int(WORKER_BUSY_SECONDS * 1000)}")
+        step = job["batch"]
+        # Of several workers, each takes every `workers`-th batch; each reads and parses
+        # its batch before it takes the database's write lock, so they share that lock
+        # only for the inserts.
+        for start in range(job["first"] * step, len(keys), job["workers"] * step):
+            batch = keys[start : start + step]
+            keyed = [(key, folders[key[0]].file_for(key[1])) for key in batch]
+            prepared = {}
+            for key, path in keyed:
+                stamp = _memory_stamp(folders[key[0]], key[1], path)
+                row = (
+                    None if stamp is None else index._prepare(folders[key[0]], key[1], path, stamp)
+                )
+                if row is not None:
+                    prepared[key] = row
+            # What was read for facts is what was written, unless it changed meanwhile.
+            read_first = [] if seen is None else list(seen)
+            if seen is not None:
+                seen.clear()
+            index._apply_now(keyed, prepared)
+            if seen is not None:
+                written = {path for path, *_rest in seen}
+                seen[:0] = [entry for entry in read_first if entry[0] not in written]
+            facts = []
+            if seen is not None:
+                facts = [
+                    (path, *stamp, facts_of_text(text, doc)) for path, stamp, text, doc in seen
+                ]
+                seen.clear()
+            _send(out, pickle.dumps((start, start + len(batch), facts)))
+
+
 class _Search:
     """One search through the index (its lock held)."""
 
     def __init__(
-        self, index: SearchIndex, query: Query, tags: Sequence[str], scope: str | None
+        self,
+        index: SearchIndex,
+        query: Query,
+        tags: Sequence[str],
+        scope: str | None,
+        unsynced: Mapping[tuple[int, str], str] | None = None,
     ) -> None:
         self.db = index._connect()
+        # Files the first indexing has not reached: their rows (if any) are not believed.
+        self.unsynced = unsynced or {}
         self.query = query
         self.folders = index.config.folders
         self.allowed = {
@@ -1057,6 +1482,15 @@ class _Search:
         folder_rank, name, mtime, size, valid, tag_text, body_line, declared = row
         if folder_rank not in self.allowed or any(t not in tag_text for t in self.wanted_tags):
             return None
+        if self.unsynced and (
+            (folder_rank, name) in self.unsynced
+            or (
+                valid
+                and folder_rank < self.global_rank
+                and any((r, name) in self.unsynced for r in range(folder_rank))
+            )
+        ):
+            return None  # read by the caller, or maybe hidden by a memory not indexed yet
         if valid and folder_rank < self.global_rank and self._shadowed(name, folder_rank):
             return None
         folder = self.folders[folder_rank]
@@ -1141,13 +1575,25 @@ def _stored_keys(folder: Folder, name: str, body: str) -> list[int]:
 def _pack_body(body: str) -> bytes:
     """An indexed body as stored: raw deflate (no zlib header and checksum: 6 bytes a
     memory, most of them a few hundred bytes long)."""
-    packer = zlib.compressobj(1, zlib.DEFLATED, -15)
-    return packer.compress(body.encode("utf-8", "surrogatepass")) + packer.flush()
+    data = body.encode("utf-8", "surrogatepass")
+    # A window no larger than the body loses nothing, and sets up ten times faster than
+    # the default one (95 us a memory here, most of a first indexing's deflate time);
+    # `_unpack_body`'s largest window reads every smaller one.
+    bits = max(9, min(15, len(data).bit_length()))
+    packer = zlib.compressobj(1, zlib.DEFLATED, -bits, max(1, bits - 7))
+    return packer.compress(data) + packer.flush()
 
 
 def _unpack_body(data: bytes) -> str:
     """The body `_pack_body` stored."""
     return zlib.decompress(data, -15).decode("utf-8", "surrogatepass")
+
+
+def _read_rest(descriptor: int) -> bytes:
+    chunks = []
+    while chunk := os.read(descriptor, 1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _tag_text(tags: Iterable[str]) -> str:

@@ -32,7 +32,7 @@ from typing import TypeVar
 
 from memory_ls.core.backlinks import LinkIndex, hold, link_keys, serena_key
 from memory_ls.core.diagnostics import NameIndex
-from memory_ls.core.document import iso, parse_document
+from memory_ls.core.document import Document, iso, parse_document
 from memory_ls.core.folders import Folder, StoreConfig
 from memory_ls.core.fsio import is_temp_file, read_text, user_cache_dir
 from memory_ls.core.names import GLOBAL_PREFIX
@@ -92,6 +92,10 @@ class Metadata:
     updated_at: str | None = None
     preview: str = ""
     size: int = 0
+
+
+# (tags, updated_at, size, link keys) of a file, as `facts_of_text` gives them.
+FactsRow = tuple[tuple[str, ...], str | None, int, tuple[str, ...]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +184,17 @@ def _read_file(path: str) -> tuple[Metadata, tuple[str, ...]]:
         text = read_text(path)
     except OSError:
         return Metadata(), ()
-    doc = parse_document(text)
+    return _metadata_of(text, parse_document(text))
+
+
+def facts_of_text(text: str, doc: Document) -> FactsRow:
+    """What `learn_facts` takes of a file read and parsed elsewhere (the indexing worker
+    of core/fulltext.py): its tags, update time, size and link keys."""
+    metadata, keys = _metadata_of(text, doc)
+    return metadata.tags, metadata.updated_at, metadata.size, keys
+
+
+def _metadata_of(text: str, doc: Document) -> tuple[Metadata, tuple[str, ...]]:
     metadata = Metadata(
         # A store uses a few tags many times: one string each, not one per mention.
         tags=tuple(sys.intern(tag) for tag in doc.tags),
@@ -446,6 +460,8 @@ class MemoryIndex:
         self._snapshots: dict[tuple[str, str | None], tuple[int, object]] = {}
         self._tag_counts: tuple[tuple[int, int], float, dict[str, int]] | None = None
         self._warming = False
+        # Facts learnt from another process (`learn_facts`) since the cache was written.
+        self._learnt_unsaved = False
         self._scanned = threading.Event()
 
     # ----- building and updating -------------------------------------------------------
@@ -906,6 +922,27 @@ class MemoryIndex:
             return parsed, None
         return parsed, _Facts(stamp, parsed.tags, parsed.updated_at, parsed.size, links)
 
+    def learn_facts(self, learnt: Iterable[tuple[str, int, int, FactsRow]]) -> None:
+        """Facts of files as another process read them, (path, mtime_ns, size, the
+        `facts_of_text` row) each: kept where the file is still known with that stamp."""
+        self._learnt_unsaved = True  # for the cache `warm` writes next
+        for path, mtime_ns, size, (tags, updated_at, length, links) in learnt:
+            stamp = Stamp(mtime_ns, size)
+            with self._lock:
+                known = self._files.get(path)
+                if known is None or known[1] not in (None, stamp):
+                    continue
+                if known[1] is None:
+                    self._files[path] = (known[0], stamp)
+            facts = _Facts(
+                stamp,
+                tuple(sys.intern(tag) for tag in tags),
+                updated_at,
+                length,
+                tuple(map(sys.intern, links)),
+            )
+            self._store_facts(path, facts)
+
     def _store_facts(self, path: str, facts: _Facts) -> None:
         with self._lock:
             known = self._files.get(path)
@@ -989,9 +1026,11 @@ class MemoryIndex:
         cancelled: Callable[[], bool] | None = None,
         every: int = 200,
         cache_path: str | None = None,
+        pause: Callable[[], None] | None = None,
     ) -> int:
         """Learn the facts of every file not known yet (from `cache_path` where it still
-        holds for a file, else by parsing it); return how many files were looked at."""
+        holds for a file, else by parsing it); return how many files were looked at.
+        `pause` is called every `every` files (to let searches run)."""
         with self._lock:
             pending = [
                 memory
@@ -1011,16 +1050,22 @@ class MemoryIndex:
                     self._store_facts(memory.path, hit)
                 else:
                     self._facts_of(memory)
-                if report is not None and (done % every == 0 or done == len(pending)):
+                if done % every == 0:
+                    if pause is not None:
+                        pause()
+                    if report is not None:
+                        report(done, len(pending))
+                elif report is not None and done == len(pending):
                     report(done, len(pending))
         finally:
             self._warming = False
             with self._lock:
                 # A set keeps the table it grew to: 100,000 entries while indexing ran.
                 self._unlinked = set(self._unlinked)
-        if cache_path and pending:
+        if cache_path and (pending or self._learnt_unsaved):
             with self._lock:
                 facts = list(self._facts.items())
+                self._learnt_unsaved = False
             _save_facts(cache_path, facts)
         return len(pending)
 

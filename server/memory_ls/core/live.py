@@ -104,6 +104,9 @@ class LiveStore:
             raise WatchUnavailable("turned off by MEMORY_LS_NO_SERVER_WATCH=1")
         # Watching before listing: a file written between the two is seen by the watch.
         self._arm()
+        # A search before the index is in line answers from what it holds and reads only
+        # the rest (a store never indexed: the files the first sync has not reached).
+        self.search_index.expect_sync()
         threading.Thread(target=self._load, name="memory-ls-live", daemon=True).start()
         threading.Thread(target=self._apply_loop, name="memory-ls-live-apply", daemon=True).start()
 

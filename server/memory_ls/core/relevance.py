@@ -552,8 +552,11 @@ def scan_search(
     *,
     per_memory: bool = False,
     offset: int = 0,
+    passed: Sequence[int] = (),
 ) -> Found:
-    """Search memories by reading each, best first."""
+    """Search memories by reading each, best first. `passed`: [memories, words] that the
+    caller left out as holding no term (filled while `memories` is read), which count in
+    the ranking's statistics all the same."""
     ranker = ScanRanker(query)
     successors: dict[str, list[str]] = {}
     every: dict[str, Searchable] = {}
@@ -562,6 +565,9 @@ def scan_search(
             successors.setdefault(older, []).append(memory.name)
         every.setdefault(memory.name, memory)
         ranker.add(memory.name, memory.body, memory)
+    if passed:
+        ranker.documents += passed[0]
+        ranker.total_words += passed[1]
     ranked = ranker.ranked()
     by_name = {memory.name: (score, memory) for score, memory in ranked}
 
@@ -589,3 +595,94 @@ def scan_search(
     if per_memory:
         ordered = ordered[offset : offset + limit]
     return Found(ordered, len(ranked))
+
+
+class RoughRanker:
+    """Orders memories by their files' bytes alone (no parse): which of many memories
+    that may match to read first. A file may match when it holds each term's key (what
+    `ScanRanker` tests first); it is weighed by how often it holds each term as written
+    (a phrase with single spaces), BM25 as `ScanRanker`'s, over bytes."""
+
+    def __init__(self, query: Query) -> None:
+        self.query = query
+        self.keys = query.keys
+        # What each term is counted by: its key, or a phrase as usually written (its words
+        # may be apart by other signs: only the key is certain).
+        self._written = [
+            " ".join(part.words) if len(part.words) > 1 else key
+            for part, key in zip(query.terms, self.keys, strict=True)
+        ]
+        self._encoded = [
+            (
+                key.encode() if key.isascii() else None,
+                written.encode() if written.isascii() else None,
+            )
+            for key, written in zip(self.keys, self._written, strict=True)
+        ]
+        # A phrase's words all in a name (joined by `_`, `/` or `-`, no spaces there).
+        self._name_words = [part.words for part in query.terms]
+        self.documents = 0
+        self.total_bytes = 0
+        self.total_spaces = 0
+        self.containing = [0] * len(self.keys)
+        self._found: list[tuple[list[int], int, int, Any]] = []
+
+    def add(self, name: str, data: bytes, item: Any) -> None:
+        """Count one memory; keep it when it may hold the terms it must."""
+        self.documents += 1
+        self.total_bytes += len(data)
+        self.total_spaces += data.count(b" ") + 1
+        folded_name = fold(name)
+        if data.isascii():  # most files: folded as bytes, no text made
+            lowered = data.lower()
+            has = [key is not None and key in lowered for key, _ in self._encoded]
+            if not any(has) and not any(key in folded_name for key in self.keys):
+                return  # most files, for most words: nothing more to look at
+            in_text = [
+                0 if written is None else lowered.count(written) for _, written in self._encoded
+            ]
+        else:
+            folded = fold(data.decode("utf-8", errors="replace"))
+            has = [key in folded for key in self.keys]
+            in_text = [folded.count(written) for written in self._written]
+        present = [h or key in folded_name for h, key in zip(has, self.keys, strict=True)]
+        if not (any(present) if self.query.stemmed else all(present)):
+            return
+        for number, holds in enumerate(present):
+            self.containing[number] += holds
+        in_name = [int(all(word in folded_name for word in words)) for words in self._name_words]
+        weighted = [int(NAME_WEIGHT) * a + b for a, b in zip(in_name, in_text, strict=True)]
+        tier = 2 if all(in_name) else 1 if all(weighted) else 0
+        self._found.append((weighted, len(data), tier, item))
+
+    def ordered(self) -> list[Any]:
+        """The items that may match, the likeliest best first."""
+        average = self.total_bytes / max(self.documents, 1)
+        k1, b = ScanRanker.K1, ScanRanker.B
+        idf = [max(1e-6, math.log((self.documents - n + 0.5) / (n + 0.5))) for n in self.containing]
+        scored = []
+        for weighted, length, tier, item in self._found:
+            norm = k1 * (1 - b + b * length / max(average, 1e-9))
+            relevance = sum(
+                i * (w * (k1 + 1)) / (w + norm) for i, w in zip(idf, weighted, strict=True)
+            )
+            scored.append((score_of(tier, relevance), item))
+        scored.sort(key=lambda pair: -pair[0])
+        return [item for _score, item in scored]
+
+
+def merge_found(parts: Sequence[Found], limit: int, per_memory: bool, offset: int) -> Found:
+    """One answer from the answers of disjoint sets of memories (each enough for
+    `limit` + `offset`), best first, superseded memories after their successors."""
+    hits = sorted((hit for part in parts for hit in part.hits), key=lambda hit: -hit.score)
+    by_name = {hit.name: hit for hit in hits}
+    kept: list[Hit] = []
+    for hit in hits:
+        kept.append(hit)
+        if enough(kept, limit + offset, per_memory):
+            break
+    ordered = order_by_supersession(kept, by_name.get)
+    if per_memory:
+        ordered = ordered[offset : offset + limit]
+    totals = [part.total for part in parts]
+    return Found(ordered, None if None in totals else sum(t for t in totals if t is not None))

@@ -54,7 +54,7 @@ from memory_ls.core.fsio import (
     remove_leftovers,
     utf8_or_none,
 )
-from memory_ls.core.fulltext import SearchIndex
+from memory_ls.core.fulltext import SearchIndex, Unindexed
 from memory_ls.core.gate import check_content, check_version, decode_for_read, version_of
 from memory_ls.core.listing import (
     ScanCache,
@@ -82,7 +82,11 @@ from memory_ls.core.references import Reference, rename_references
 from memory_ls.core.relevance import (
     RELEVANCE,
     Found,
+    Query,
+    RoughRanker,
     Searchable,
+    enough,
+    merge_found,
     parse_query,
     rows_of,
     scan_search,
@@ -95,6 +99,10 @@ SCOPES = ("project", "global", "all")
 DEFAULT_SEARCH_LIMIT = 50
 # Listings and search skip files this many times over maxMemoryBytes (bounded work).
 LISTING_READ_LIMIT = 4
+# A search while the first indexing runs parses the files that may match this many (or
+# four times its limit) first, the likeliest first, then twice as many each time until
+# they fill its answer (`Store._scan_unindexed`).
+SCAN_STEP = 200
 # Changes a store remembers (a tool call makes one or two).
 CHANGES_KEPT = 16
 # How many close names a not-found error suggests.
@@ -1183,15 +1191,82 @@ class Store:
         where = check_scope(scope, allow_all=True)
         size = self._limit(limit)
         index = self.search_index
-        if index is not None:
+        if index is None:
+            return scan_search(
+                parsed, self._searchable(where, wanted), size, per_memory=per_memory, offset=offset
+            )
+        with index.turns.searching():
             found = index.search(
                 parsed, wanted, where, size, per_memory=per_memory, offset=offset, count=count
             )
             if found is not None:
                 return found
-        return scan_search(
-            parsed, self._searchable(where, wanted), size, per_memory=per_memory, offset=offset
-        )
+            # The first indexing runs: what it indexed answers, the rest is read now.
+            partial = index.search_partial(
+                parsed, wanted, where, size + offset, per_memory=per_memory, count=count
+            )
+            if partial is None:
+                return scan_search(
+                    parsed,
+                    self._searchable(where, wanted),
+                    size,
+                    per_memory=per_memory,
+                    offset=offset,
+                )
+            indexed, rest = partial
+            scanned = self._scan_unindexed(parsed, wanted, rest, index, size + offset, per_memory)
+            return merge_found([indexed, scanned], size, per_memory, offset)
+
+    def _scan_unindexed(
+        self,
+        query: Query,
+        wanted: Sequence[str],
+        rest: Sequence[Unindexed],
+        index: SearchIndex,
+        size: int,
+        per_memory: bool,
+    ) -> Found:
+        """The best memories among the files `rest` (not indexed yet, read through the
+        index that keeps them for the next search), those another memory hides left out.
+
+        Bounded work however many may match: the files are ordered by their bytes alone
+        (`RoughRanker`), then parsed and ranked as a scan does, the likeliest first, a
+        step at a time until they fill the answer. Every memory that holds the query's
+        terms is among those that may match, so a term few memories hold finds them all.
+        """
+        rough = RoughRanker(query)
+        for qualified, path, rank, name in rest:
+            data = index.read_unindexed(path)
+            if data is not None:
+                rough.add(qualified, data, (qualified, path, rank, name, data))
+        ordered = rough.ordered()
+        chosen: list[Searchable] = []
+        start, step = 0, max(SCAN_STEP, 4 * size)
+        while True:
+            # Each step twice the last: all of them read at most twice over.
+            taken, start, step = ordered[start : start + step], start + step, 2 * step
+            for qualified, path, rank, name, data in taken:
+                if index.hidden(rank, name):
+                    continue
+                doc = parse_document(data.decode("utf-8", errors="replace"))
+                if all(t in doc.tags for t in wanted):
+                    replaced = relations(doc.metadata)
+                    chosen.append(
+                        Searchable(
+                            qualified,
+                            path,
+                            doc.body,
+                            doc.body_line,
+                            replaced.supersedes,
+                            replaced.superseded_by,
+                        )
+                    )
+            # The others count in the ranking's statistics (their words, roughly).
+            spaces = rough.total_spaces * (rough.documents - len(chosen)) // max(rough.documents, 1)
+            passed = [rough.documents - len(chosen), spaces]
+            found = scan_search(query, chosen, size, per_memory=per_memory, passed=passed)
+            if start >= len(ordered) or enough(found.hits, size, per_memory):
+                return Found(found.hits, len(ordered))
 
     @staticmethod
     def _limit(limit: object) -> int:

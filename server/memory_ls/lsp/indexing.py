@@ -2,23 +2,29 @@
 
 Names come first (a directory scan), so completion and links work early; then the facts
 of every file (tags, update time) are learnt, from the cache an earlier start left where
-a file has not changed, else by parsing it. Last, under a progress of its own, the
-full-text index is brought in line with the files (core/fulltext.py); searches read the
-files until then. Requests are answered meanwhile.
+a file has not changed, else by parsing it. Meanwhile, under a progress of its own, the
+full-text index is brought in line with the files (core/fulltext.py; a first indexing of
+many files in a worker process); until then a search reads only the files it has not
+reached. Requests are answered meanwhile, and both indexings wait for searches (up to
+half the time: `Turns`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
+import queue
 import sys
 import threading
 import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from lsprotocol import types
 
-from memory_ls.core.fulltext import SearchIndex
+from memory_ls.core.fulltext import BACKGROUND_SEARCH_SHARE, WORKER_FILES, SearchIndex
 from memory_ls.core.index import MemoryIndex, facts_cache_path
 from memory_ls.lsp.server import MemoryServer
 
@@ -27,6 +33,8 @@ INDEXING_TITLE = "Indexing memories"
 SEARCH_TITLE = "Indexing memories for search"
 # At most this long the first listing waits for the watch over the folders.
 WATCH_WAIT_SECONDS = 2.0
+# Facts learnt from the indexing workers between two looks at searches waiting.
+LEARN_STEP = 100
 # Seconds a thread may keep the GIL while another waits, during indexing for search.
 BUILD_SWITCH_INTERVAL = 0.0005
 
@@ -42,6 +50,8 @@ def start(ls: MemoryServer) -> None:
     search_index = ls.search_index
     reporter = _Progress(ls) if _client_shows_progress(ls) else None
     armed = ls.watch_armed
+    # Searches meanwhile wait for its first sync to begin rather than read every file.
+    search_index.expect_sync()
 
     def work() -> None:
         try:
@@ -56,12 +66,37 @@ def start(ls: MemoryServer) -> None:
             ls.on_loop(lambda: _scanned(ls, index))
             if reporter is not None:
                 reporter.begin(count)
-            index.warm(
-                report=reporter.report if reporter is not None else None,
-                # A newer configuration replaced this index: stop wasting time on it.
-                cancelled=lambda: ls.index is not index,
-                cache_path=facts_cache_path(index.config),
+            # The facts of the files the indexing workers read (no second read here),
+            # learnt on this thread as searches let it (core/fulltext.py: `Turns`).
+            learnt: queue.SimpleQueue[list[Any] | None] = queue.SimpleQueue()
+
+            def index_for_search() -> None:
+                try:
+                    _index_for_search(ls, index, search_index, learnt.put if first else None)
+                finally:
+                    learnt.put(None)
+
+            searching = threading.Thread(
+                target=index_for_search, name="memory-ls-index-search", daemon=True
             )
+            # Whether the full-text index is empty (never built): a first sync of many files
+            # runs in workers; else it only checks stamps, beside the facts.
+            first = count >= WORKER_FILES and not search_index.holds_files()
+            if ls.index is index:
+                searching.start()
+                if first:
+                    # The workers read every file for both indexes; the rest (files they
+                    # did not read) after them.
+                    _learn(index, learnt, search_index, reporter, count)
+                    searching.join()
+            with _quick_switching():
+                index.warm(
+                    report=reporter.report if reporter is not None else None,
+                    # A newer configuration replaced this index: stop wasting time on it.
+                    cancelled=lambda: ls.index is not index,
+                    cache_path=facts_cache_path(index.config),
+                    pause=search_index.turns.pauser(BACKGROUND_SEARCH_SHARE),
+                )
             gc.freeze()
             if index.declarations():
                 # Open memories were checked against the relations learnt so far: again.
@@ -72,30 +107,76 @@ def start(ls: MemoryServer) -> None:
         finally:
             if reporter is not None:
                 reporter.end()
-        if ls.index is index:
-            _index_for_search(ls, index, search_index)
 
     threading.Thread(target=work, name="memory-ls-index", daemon=True).start()
 
 
-def _index_for_search(ls: MemoryServer, index: MemoryIndex, search_index: SearchIndex) -> None:
-    """Bring the full-text index in line with the files, as a progress of its own: names
-    and facts are ready before it, and searches read the files until it ends."""
+def _learn(
+    index: MemoryIndex,
+    learnt: queue.SimpleQueue[list[Any] | None],
+    search_index: SearchIndex,
+    reporter: _Progress | None,
+    count: int,
+) -> None:
+    """Take in the facts the indexing workers send until they are done."""
+    pause = search_index.turns.pauser(BACKGROUND_SEARCH_SHARE)
+    done = 0
+    while (rows := learnt.get()) is not None:
+        for start in range(0, len(rows), LEARN_STEP):
+            pause()
+            index.learn_facts(rows[start : start + LEARN_STEP])
+        done += len(rows)
+        if reporter is not None:
+            reporter.report(done, count)
+
+
+_switching_lock = threading.Lock()
+_switching_users = 0
+_switching_saved = 0.0
+
+
+@contextlib.contextmanager
+def _quick_switching() -> Iterator[None]:
+    """While indexing holds the GIL most of the time: a request that waits for it waits a
+    switch interval each time, and shorter ones keep completion quick meanwhile (the two
+    indexings may overlap: the interval is given back when the last one ends)."""
+    global _switching_users, _switching_saved
+    with _switching_lock:
+        if _switching_users == 0:
+            _switching_saved = sys.getswitchinterval()
+            sys.setswitchinterval(min(_switching_saved, BUILD_SWITCH_INTERVAL))
+        _switching_users += 1
+    try:
+        yield
+    finally:
+        with _switching_lock:
+            _switching_users -= 1
+            if _switching_users == 0:
+                sys.setswitchinterval(_switching_saved)
+
+
+def _index_for_search(
+    ls: MemoryServer,
+    index: MemoryIndex,
+    search_index: SearchIndex,
+    learnt: Callable[[list[Any]], None] | None = None,
+) -> None:
+    """Bring the full-text index in line with the files, as a progress of its own (beside
+    the facts'): searches read the files it has not reached until it ends."""
     reporter = _Progress(ls, SEARCH_TITLE) if _client_shows_progress(ls) else None
     try:
         files = index.files()
         if reporter is not None:
             reporter.begin(len(files))
-        # The stamps the facts were learnt with: no file is looked at twice.
+        # The stamps the facts were learnt with, where they were: a file not stated twice.
         stamps = {path: (s.mtime_ns, s.size) for path, s in index.stamps().items()}
-        # Indexing holds the GIL most of the time, and a request that waits for it waits a
-        # switch interval each time: shorter ones keep completion quick meanwhile.
-        interval = sys.getswitchinterval()
-        sys.setswitchinterval(min(interval, BUILD_SWITCH_INTERVAL))
-        try:
-            synced = search_index.sync(files, stamps)
-        finally:
-            sys.setswitchinterval(interval)
+        with _quick_switching():
+            synced = search_index.sync(
+                files,
+                stamps,
+                report=reporter.report if reporter is not None else None,
+                learnt=learnt,
+            )
         if synced and ls.index is index:
             ls.on_loop(lambda: ls.search_changed(None))
     except Exception:

@@ -32,6 +32,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from memory_ls.core.diagnostics import Diagnostic
 from memory_ls.core.disk_check import DiskDiagnostics
 from memory_ls.core.duplicates import IndexedDuplicates
+from memory_ls.core.fulltext import BACKGROUND_SEARCH_SHARE
 from memory_ls.core.index import MemoryIndex, Update
 from memory_ls.core.watching import SerialWorker
 from memory_ls.lsp.diagnostics import to_lsp
@@ -181,7 +182,14 @@ class WorkspaceReports:
         self.disk = disk
 
         def check() -> None:
-            changed = disk.check_all(cancelled=lambda: self.disk is not disk)
+            # Reading every file, as a first indexing does: searches meanwhile go first.
+            pause = ls.search_index.turns.pauser(BACKGROUND_SEARCH_SHARE)
+
+            def stop() -> bool:
+                pause()
+                return self.disk is not disk
+
+            changed = disk.check_all(cancelled=stop)
             if changed is not None:
                 ls.on_loop(lambda: self._checked(disk, changed, everything=True))
 
