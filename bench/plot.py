@@ -34,12 +34,13 @@ OWN_SERIES = (
     ("mcp_search_p50_ms", "MCP search_memories p50"),
 )
 # (key in a bench/first_run.py result, label, factor to ms).
-FIRST_RUN_SERIES = (("first_answer_s", "first search, store never indexed", 1000.0),)
+FIRST_RUN_SERIES = (("first_search_s", "first search, store never indexed", 1000.0),)
 
 
 def newest(prefix: str, directory: Path = RESULTS) -> Path | None:
     """The newest results file whose name starts with `prefix`, if any."""
-    files = sorted(directory.glob(f"{prefix}-*.json"))
+    # By time written: a label in the name (first-run-final-…) would sort before the stamp.
+    files = sorted(directory.glob(f"{prefix}-*.json"), key=lambda p: (p.stat().st_mtime_ns, p.name))
     return files[-1] if files else None
 
 

@@ -33,7 +33,7 @@ def test_series_takes_sizes_in_order_and_skips_rows_without_the_figure() -> None
         {"memories": 100000},
     ]
     assert plot.series(rows, "search_p50_ms") == ([1000, 10000], [3.0, 4.0])
-    assert plot.series([{"memories": 5, "first_answer_s": 0.5}], "first_answer_s", 1000.0) == (
+    assert plot.series([{"memories": 5, "first_search_s": 0.5}], "first_search_s", 1000.0) == (
         [5],
         [500.0],
     )
