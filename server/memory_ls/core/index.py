@@ -595,6 +595,19 @@ class MemoryIndex:
             removed = self._remove(gone)
             return _combined([removed, *(self._put(memory, stamp) for memory, stamp in changed)])
 
+    def memory_paths_at(self, paths: Iterable[str]) -> list[str]:
+        """The memory files among `paths`, a folder standing for every file under it (one
+        that appeared or moved in), by the scan's rules (no ignored memory, no temporary
+        file)."""
+        found: list[str] = []
+        for path in paths:
+            if os.path.isdir(path):
+                inside = [os.path.join(d, name) for d, _, names in os.walk(path) for name in names]
+            else:
+                inside = [path]
+            found += [p for p in inside if self.memory_at(p) is not None]
+        return found
+
     def memory_at(self, path: str) -> MemoryFile | None:
         """The memory file at a path, by the same rules as the directory scan; None if none."""
         if not path.endswith(".md") or is_temp_file(os.path.basename(path)):

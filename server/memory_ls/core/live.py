@@ -334,12 +334,7 @@ class LiveStore:
             if named is None:
                 return None
             found = dict.fromkeys(named)
-        for path in sorted(self.unsettled()):
-            if os.path.isdir(path):  # a folder that appeared or moved in: its memories
-                inside = [os.path.join(d, name) for d, _, names in os.walk(path) for name in names]
-            else:
-                inside = [path]
-            found.update((p, None) for p in inside if index.memory_at(p) is not None)
+        found.update(dict.fromkeys(index.memory_paths_at(sorted(self.unsettled()))))
         return list(found)
 
 

@@ -159,13 +159,7 @@ class MemoryServer(LanguageServer):
             return None
         index.learn_links()
         found = dict.fromkeys(index.link_candidates(keys))
-        for path in sorted(self.unsettled_paths()):
-            if os.path.isdir(path):  # a folder that appeared or moved in: its memories
-                inside = [os.path.join(d, name) for d, _, names in os.walk(path) for name in names]
-            else:
-                inside = [path]
-            # By the scan's rules (no ignored memory, no temporary file).
-            found.update((p, None) for p in inside if index.memory_at(p) is not None)
+        found.update(dict.fromkeys(index.memory_paths_at(sorted(self.unsettled_paths()))))
         return list(found)
 
     # ----- configuration -------------------------------------------------------------
