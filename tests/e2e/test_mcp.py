@@ -1133,3 +1133,40 @@ async def test_a_search_answer_is_bounded_and_pages_with_a_cursor(ws: Workspace)
         seen = [m["name"] for m in result["memories"]]
         _, page = await ok(session, "search_memories", query="deploy", cursor=result["next_cursor"])
         assert not set(seen) & {m["name"] for m in page["memories"]}
+
+
+async def test_a_search_with_no_match_searches_the_closest_words_of_names_and_tags(
+    ws: Workspace,
+) -> None:
+    async with mcp_server(ws) as session:
+        await ok(session, "write_memory", memory_name="SPEC_payments_api", content="# API\n")
+        await ok(
+            session,
+            "write_memory",
+            memory_name="retries",
+            content="---\ntags: [billing]\n---\nRetry failed billing runs.\n",
+        )
+        await ok(
+            session, "write_memory", memory_name="tagged", content="---\ntags: [ledger]\n---\nx\n"
+        )
+        text, result = await ok(session, "search_memories", query="paymnt")
+        assert result["closest"] == "payments"
+        assert [m["name"] for m in result["memories"]] == ["SPEC_payments_api"]
+        assert text.startswith('No memory matched "paymnt"; searched the closest words')
+        assert "payments" in text
+        # A tag's words count too.
+        _, result = await ok(session, "search_memories", query="biling")
+        assert result["closest"] == "billing"
+        assert [m["name"] for m in result["memories"]] == ["retries"]
+        # A word only a tag holds is no text to find: nothing, and no `closest`.
+        _, tag_only = await ok(session, "search_memories", query="ledgr")
+        assert "closest" not in tag_only and tag_only["memories"] == []
+        # An exact match is not corrected; no close word: nothing, and no `closest`.
+        _, exact = await ok(session, "search_memories", query="payments")
+        assert "closest" not in exact and exact["memories"]
+        text, nothing = await ok(session, "search_memories", query="zqxwvj")
+        assert "closest" not in nothing and nothing["memories"] == []
+        assert text.startswith("No memory matched any of these words")
+        # all_words means the words as typed.
+        _, strict = await ok(session, "search_memories", query="paymnt", all_words=True)
+        assert "closest" not in strict and strict["memories"] == []

@@ -70,6 +70,7 @@ from memory_ls.core.listing import (
 from memory_ls.core.names import (
     GLOBAL_PREFIX,
     ParsedName,
+    closest_query,
     did_you_mean,
     is_valid_name,
     lookup_names,
@@ -77,6 +78,7 @@ from memory_ls.core.names import (
     normalize_input,
     parse_name,
     qualify,
+    words_of,
 )
 from memory_ls.core.references import Reference, rename_references
 from memory_ls.core.relevance import (
@@ -1168,6 +1170,16 @@ class Store:
         """
         found = self.search_memories(query, tags, scope, limit, mode)
         return {"results": rows_of(found.hits, self._limit(limit))}
+
+    def closest_query(self, query: str, scope: object = None) -> str | None:
+        """The query with each word no memory name or tag of `scope` holds replaced by its
+        closest such word (`paymnt` -> `payments`), for a search that matched nothing; None
+        when no word has a close one."""
+        listed = self.list_memories(scope)["memories"]
+        vocabulary = {
+            word for m in listed for text in [m["name"], *m["tags"]] for word in words_of(text)
+        }
+        return closest_query(query, vocabulary)
 
     def search_memories(
         self,

@@ -16,7 +16,6 @@ from pygls.uris import to_fs_path
 
 from memory_ls.core.errors import InvalidArguments, MemoryStoreError, NotFound
 from memory_ls.core.mentions import memories_about
-from memory_ls.core.names import closest_query, words_of
 from memory_ls.core.report import answer_with_findings
 from memory_ls.core.store import Store
 from memory_ls.lsp.server import MemoryServer
@@ -67,11 +66,7 @@ def _search(store: Store, args: dict[str, Any]) -> dict[str, Any]:
     found = search(args["query"])
     if found["results"] or args.get("allWords"):
         return found
-    listed = store.list_memories(args.get("scope"))["memories"]
-    vocabulary = {
-        word for m in listed for text in [m["name"], *m["tags"]] for word in words_of(text)
-    }
-    corrected = closest_query(args["query"], vocabulary)
+    corrected = store.closest_query(args["query"], args.get("scope"))
     if corrected is None:
         return found
     return {**search(corrected), "closest": corrected}

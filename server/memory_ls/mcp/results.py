@@ -181,6 +181,9 @@ class SearchResult(TypedDict):
     ignoredWords: list[str]  # stop words the ranking did not require
     # all_words mode, nothing found: how many memories hold some of the words.
     someWords: NotRequired[int]
+    # Nothing matched the query: the query searched instead, its words corrected to the
+    # closest words of memory names and tags (`paymnt` -> `payments`).
+    closest: NotRequired[str]
 
 
 class MentionLine(TypedDict):

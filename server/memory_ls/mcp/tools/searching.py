@@ -54,7 +54,21 @@ def search_memories(ctx: ToolContext) -> Callable[..., Any]:
             found = store.search_memories(
                 query, tags, scope, size, mode, per_memory=True, offset=offset, count=True
             )
-            parsed = parse_query(query, mode)
+            # A typo finds its memory: with no match at all, the closest words of the
+            # memories' names and tags are searched instead, and the answer says so.
+            closest = None
+            if mode == RELEVANCE and not found.hits and not found.total:
+                closest = store.closest_query(query, scope)
+                if closest is not None:
+                    retried = store.search_memories(
+                        closest, tags, scope, size, mode, per_memory=True, offset=offset, count=True
+                    )
+                    if retried.hits or retried.total:
+                        found = retried
+                    else:  # a word of a tag only: no text holds it, nothing to show
+                        closest = None
+            searched = closest or query
+            parsed = parse_query(searched, mode)
             words = ", ".join(part.label for part in parsed.terms)
             rows = [hit.summary() for hit in found.hits]
             total = found.total if found.total is not None else offset + len(rows)
@@ -67,6 +81,8 @@ def search_memories(ctx: ToolContext) -> Callable[..., Any]:
                 "next_cursor": None,
                 "ignoredWords": [part.label for part in parsed.ignored],
             }
+            if closest is not None:
+                result["closest"] = closest
             if not rows:
                 if mode == RELEVANCE:
                     text = (
@@ -105,6 +121,11 @@ def search_memories(ctx: ToolContext) -> Callable[..., Any]:
             )
             if result["ignoredWords"]:
                 head += f"; not required: {', '.join(result['ignoredWords'])}"
+            if closest is not None:
+                head = (
+                    f'No memory matched "{query}"; searched the closest words of memory names '
+                    f'and tags instead, "{closest}". ' + head
+                )
             tail = (
                 f'{more} more: call search_memories again with cursor="{end}".'
                 if more
