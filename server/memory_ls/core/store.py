@@ -10,8 +10,10 @@ from __future__ import annotations
 import bisect
 import contextlib
 import copy
+import logging
 import operator
 import os
+import sqlite3
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -38,6 +40,7 @@ from memory_ls.core.errors import (
     MemoryStoreError,
     NotFound,
     OutsideStore,
+    PossibleSecret,
     ReadOnly,
     TooLarge,
 )
@@ -56,6 +59,7 @@ from memory_ls.core.fsio import (
 )
 from memory_ls.core.fulltext import SearchIndex, Unindexed
 from memory_ls.core.gate import check_content, check_version, decode_for_read, version_of
+from memory_ls.core.journal import Entry, Journal
 from memory_ls.core.listing import (
     ScanCache,
     check_limit,
@@ -107,6 +111,7 @@ LISTING_READ_LIMIT = 4
 SCAN_STEP = 200
 # Changes a store remembers (a tool call makes one or two).
 CHANGES_KEPT = 16
+_LOG = logging.getLogger(__name__)
 # How many close names a not-found error suggests.
 SUGGESTIONS = 3
 
@@ -261,8 +266,14 @@ class Store:
         reference_sources: Callable[[Sequence[str]], list[str] | None] | None = None,
         scan_cache: ScanCache | None = None,
         wrote: Callable[[str], None] | None = None,
+        journal: Journal | None = None,
+        source: str = "core",
     ) -> None:
         self.config = config
+        # Where each change's previous content is kept for history and revert, and who
+        # this store writes for ("cli", "mcp:<client>", "editor").
+        self.journal = journal if journal is not None else Journal.for_store(config)
+        self.source = source
         # Told each path this store writes or removes, as it does (a live index catches up
         # at once instead of waiting for the file event).
         self.wrote = wrote
@@ -284,8 +295,37 @@ class Store:
     def fork(self) -> Store:
         """A store on the same folders and indexes with its own record of changes."""
         return Store(
-            self.config, self.search_index, self.reference_sources, self.scan_cache, self.wrote
+            self.config,
+            self.search_index,
+            self.reference_sources,
+            self.scan_cache,
+            self.wrote,
+            self.journal,
+            self.source,
         )
+
+    def _journal(
+        self,
+        action: str,
+        memory: MemoryFile,
+        before: bytes | None,
+        after: bytes | None,
+        moved: MemoryFile | None = None,
+    ) -> None:
+        """Keep a written change's previous content; a failing journal does not fail the write."""
+        try:
+            self.journal.record(
+                action=action,
+                name=memory.qualified,
+                path=memory.path,
+                before=before,
+                after=after,
+                source=self.source,
+                new_path=None if moved is None else moved.path,
+                new_name=None if moved is None else moved.qualified,
+            )
+        except (sqlite3.Error, OSError) as exc:
+            _LOG.warning("The change journal %s could not record: %s", self.journal.path, exc)
 
     def _record(self, change: Change) -> None:
         """Remember a change for the answer, and tell `wrote` its paths."""
@@ -639,7 +679,8 @@ class Store:
                 if not existed and folder.kind != "additional":
                     ensure_folder(folder.path)
                 atomic_write(real, data, owner.real)
-            memory = MemoryFile(parsed.name, path, folder)
+                memory = MemoryFile(parsed.name, path, folder)
+                self._journal("save", memory, before, data)
             self._record(Change("save", memory, before, data))
             return {
                 "name": qualified,
@@ -780,6 +821,7 @@ class Store:
                 secrets=self.config.secrets,
             )
             atomic_write(real, data, owner.real)
+            self._journal("edit", memory, before, data)
         self._record(Change("edit", memory, before, data))
         return {
             "name": memory.qualified,
@@ -799,7 +841,10 @@ class Store:
             memory = self.find(raw_name, scope, write=True)
             before = read_bytes(memory.path) if expected is not None else None
             check_version(expected, before, memory.qualified)
+            kept = before if before is not None else _bytes_or_none(memory.path)
             self._remove(memory)
+            if kept is not None:
+                self._journal("delete", memory, kept, None)
         self._record(Change("delete", memory, before, None))
         return {"name": memory.qualified, "path": memory.path}
 
@@ -891,8 +936,82 @@ class Store:
             check_version(expected_version, data, source.qualified)
             atomic_write(target, data, owner.real)
             self._remove(source)
-        moved = MemoryFile(plan.new_name, plan.target, folder)
+            moved = MemoryFile(plan.new_name, plan.target, folder)
+            self._journal("move", source, data, data, moved)
         self._record(Change("move", moved, data, data, moved_from=source))
+
+    # ----- history and undo ----------------------------------------------------------
+
+    def history(self, raw_name: object) -> list[Entry]:
+        """The journal's entries of a memory (a deleted one too), newest first."""
+        return self.journal.history(_check_str(raw_name, "name").strip())
+
+    def revert(self, raw_name: object, entry_id: object = None) -> dict[str, Any]:
+        """Give a memory back the content it had before a journal entry (the latest by
+        default), as a write of its own (journaled, so it can be reverted in turn)."""
+        if entry_id is not None and (isinstance(entry_id, bool) or not isinstance(entry_id, int)):
+            raise InvalidArguments("The entry to revert to must be a whole number.")
+        name = _check_str(raw_name, "name").strip()
+        entries = self.journal.history(name)
+        if not entries:
+            raise NotFound(f"The change journal holds no change of memory {name!r}.")
+        entry = next((e for e in entries if entry_id in (None, e.id)), None)
+        if entry is None:
+            raise NotFound(
+                f"Change {entry_id} of memory {name!r} is not in the journal (it holds "
+                f"{', '.join(str(e.id) for e in entries)})."
+            )
+        if entry.action == "move" and entry.new_name is not None:
+            answer = self.move(entry.new_name, entry.name)
+            return {**answer, "revertedTo": entry.id}
+        if entry.withheld:
+            raise PossibleSecret(
+                f"The content of {entry.name!r} before change {entry.id} held what looks like "
+                "a credential, so the journal did not keep it; nothing was changed."
+            )
+        return {**self._restore(entry.name, entry.path, entry.before), "revertedTo": entry.id}
+
+    def _restore(self, qualified: str, path: str, data: bytes | None) -> dict[str, Any]:
+        """Write `data` at the memory's path (None: remove it) with a save's checks."""
+        owned = self.config.name_of(path)
+        if owned is None or owned[0].qualified(owned[1]) != qualified:
+            raise OutsideStore(
+                f"{path} is no longer the file of memory {qualified!r} in the configured "
+                "folders; nothing was changed."
+            )
+        folder, name = owned
+        memory = MemoryFile(name, path, folder)
+        self._check_access(name, "global" if folder.kind == "global" else "project", write=True)
+        self._writable(memory)
+        real, owner = self._write_target(path)
+        with folder_lock(folder.real, owner.real):
+            before = _bytes_or_none(path) if os.path.lexists(path) else None
+            if data is None:
+                if before is not None:
+                    self._remove(memory)
+                    self._journal("revert", memory, before, None)
+                    self._record(Change("delete", memory, before, None))
+                return {"name": qualified, "path": path, "deleted": before is not None}
+            self._check_size(data, name)
+            check_content(
+                before,
+                data,
+                qualified=qualified,
+                project=folder.scope == "project",
+                secrets=self.config.secrets,
+            )
+            if before is None and folder.kind != "additional":
+                ensure_folder(folder.path)
+            if before != data:
+                atomic_write(real, data, owner.real)
+                self._journal("revert", memory, before, data)
+        self._record(Change("save", memory, before, data))
+        return {
+            "name": qualified,
+            "path": path,
+            "created": before is None,
+            **_versions(before, data),
+        }
 
     def _reference_holders(self, plan: MovePlan) -> list[MemoryFile] | None:
         """The memories that may refer to the one `plan` moves, at their paths after the
@@ -941,6 +1060,7 @@ class Store:
                 if count:
                     real, owner = self._write_target(memory.path)
                     atomic_write(real, new_text, owner.real)
+                    self._journal("edit", memory, text.encode("utf-8"), new_text.encode("utf-8"))
                     if self.wrote is not None:
                         self.wrote(memory.path)
                     total += count
@@ -1419,6 +1539,14 @@ def read_result(memory: MemoryFile, data: bytes) -> dict[str, Any]:
     if warnings:
         result["warning"] = "\n".join(warnings)
     return result
+
+
+def _bytes_or_none(path: str) -> bytes | None:
+    """A file's bytes, or None when it cannot be read (a dangling link)."""
+    try:
+        return read_bytes(path)
+    except OSError:
+        return None
 
 
 def _versions(before: bytes | None, after: bytes) -> dict[str, Any]:
