@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any, NoReturn, TextIO
 
 from memory_ls import __version__
@@ -203,6 +204,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     about.add_argument("--limit", type=int, metavar="N", help="at most N memories (default 10)")
 
+    history = command(
+        "history", "the changes made to a memory through memory-ls, newest first (the journal)"
+    )
+    history.add_argument("name", metavar="NAME")
+
+    revert = command(
+        "revert",
+        "give a memory back its content before a change (default: the latest); the revert "
+        "is itself a change, so it can be reverted",
+    )
+    revert.add_argument("name", metavar="NAME")
+    revert.add_argument("--to", type=int, metavar="ID", help="the change to undo (see history)")
+
     route = command("route", "show where a save of NAME would go (dry run)")
     route.add_argument("name", metavar="NAME")
     _scope(route)
@@ -320,11 +334,12 @@ def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> i
         # (to find the mentions) open the full-text index (kept in the user's cache directory).
         search_index = (
             SearchIndex(config, live=False)
-            if args.command in ("search", "move", "read", "about")
+            if args.command in ("search", "move", "read", "about", "revert")
             else None
         )
         try:
-            return _dispatch(args, Store(config, search_index), stdin, stdout, stderr)
+            store = Store(config, search_index, source="cli")
+            return _dispatch(args, store, stdin, stdout, stderr)
         finally:
             if search_index is not None:
                 search_index.close()
@@ -422,6 +437,10 @@ def _dispatch(
         from memory_ls.core.mentions import memories_about
 
         result = memories_about(store, args.target, args.limit)
+    elif command == "history":
+        result = {"name": args.name, "entries": [e.as_json() for e in store.history(args.name)]}
+    elif command == "revert":
+        result = store.revert(args.name, args.to)
     elif command == "route":
         result = store.route(args.name, args.scope)
     elif command == "tags":
@@ -692,6 +711,19 @@ def _human(command: str, result: dict[str, Any], config: StoreConfig) -> str:
             f"{result['name']} -> {result['newName']} ({rel(result['path'])}); "
             f"{result['updatedReferences']} reference(s) updated"
         )
+    if command == "history":
+        return _history_text(result, rel)
+    if command == "revert":
+        if "newName" in result:
+            undid = result["revertedTo"]
+            return f"{result['name']} moved back to {result['newName']} (undid {undid})"
+        if "deleted" in result:
+            state = "deleted" if result["deleted"] else "already absent"
+            return f"{result['name']}: {state} (undid {result['revertedTo']})"
+        return (
+            f"{result['name']} -> {rel(result['path'])} restored to version {result['version']} "
+            f"(undid {result['revertedTo']})"
+        )
     if command == "route":
         state = "exists" if result["exists"] else "new"
         return (
@@ -726,6 +758,23 @@ def _human(command: str, result: dict[str, Any], config: StoreConfig) -> str:
         ]
         return "\n".join(lines) if lines else "(nothing to import)"
     return json.dumps(result, ensure_ascii=False, indent=2)
+
+
+def _history_text(result: dict[str, Any], rel: Any) -> str:
+    """One line per change: id, local time, action, who, versions, size before."""
+    lines = []
+    for entry in result["entries"]:
+        when = datetime.fromtimestamp(entry["time"]).astimezone().isoformat(timespec="seconds")
+        versions = f"{entry['versionBefore'] or '(none)'} -> {entry['versionAfter'] or '(none)'}"
+        size = "new" if entry["sizeBefore"] is None else f"{entry['sizeBefore']} bytes before"
+        if entry["withheld"]:
+            size += ", withheld (possible secret)"
+        moved = f" to {rel(entry['newPath'])}" if "newPath" in entry else ""
+        lines.append(
+            f"{entry['id']:>6}  {when}  {entry['action']}{moved}  {entry['source']}  "
+            f"{versions}  ({size})"
+        )
+    return "\n".join(lines) if lines else f"(no recorded change of {result['name']})"
 
 
 def _about_text(result: dict[str, Any], rel: Any) -> str:

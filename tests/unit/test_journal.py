@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -219,3 +220,45 @@ def test_revert_refuses_an_entry_id_that_is_not_a_number(ws: Workspace, bad: obj
     store.save("notes", "x\n")
     with ws.refuses("invalid-arguments"):
         store.revert("notes", bad)
+
+
+def _cli(ws: Workspace, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HOME": str(ws.home), "XDG_CACHE_HOME": str(ws.cache)}
+    return subprocess.run(
+        [sys.executable, "-m", "memory_ls.cli", *args, "--no-global"],
+        cwd=ws.root,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+
+
+def test_cli_history_and_revert(ws: Workspace) -> None:
+    assert _cli(ws, "save", "notes", stdin="first\n").returncode == 0
+    first = _bytes(ws, "notes")
+    assert _cli(ws, "edit", "notes", stdin="second\n").returncode == 0
+    second = _bytes(ws, "notes")
+    shown = _cli(ws, "history", "notes", "--json")
+    assert shown.returncode == 0, shown.stderr
+    entries = json.loads(shown.stdout)["entries"]
+    assert [(e["action"], e["source"]) for e in entries] == [("edit", "cli"), ("save", "cli")]
+    assert entries[0]["versionBefore"] == version_of(first)
+    assert entries[0]["versionAfter"] == version_of(second)
+    assert entries[0]["sizeBefore"] == len(first) and entries[1]["sizeBefore"] is None
+
+    assert _cli(ws, "delete", "notes").returncode == 0
+    undone = _cli(ws, "revert", "notes", "--json")
+    assert undone.returncode == 0, undone.stderr
+    assert json.loads(undone.stdout)["created"] is True
+    assert _bytes(ws, "notes") == second
+    back = _cli(ws, "revert", "notes", "--to", str(entries[0]["id"]))
+    assert back.returncode == 0, back.stderr
+    assert "undid" in back.stdout and _bytes(ws, "notes") == first
+    text = _cli(ws, "history", "notes").stdout.splitlines()
+    assert [line.split()[2] for line in text] == ["revert", "revert", "delete", "edit", "save"]
+
+    missing = _cli(ws, "revert", "notes", "--to", "9999")
+    assert missing.returncode == 3 and "[not-found]" in missing.stderr
+    assert _bytes(ws, "notes") == first
