@@ -17,6 +17,7 @@ from test_mcp import Workspace, call, mcp_server, ok, refused, text_of
 from test_mcp import ws as ws  # the fixture, shared with test_mcp
 
 from memory_ls.core.gate import version_of
+from memory_ls.core.journal import Journal
 
 AWS_KEY = "AKIA" + "Q3EXAMPLEKEY7XYZ"
 STRIPE_KEY = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
@@ -309,3 +310,30 @@ async def test_a_near_duplicate_is_reported_with_the_offer_to_supersede(ws: Work
             mode="literal",
         )
         assert [d["code"] for d in third["diagnostics"]] == []
+
+
+async def test_writes_are_journaled_as_the_mcp_servers_and_can_be_reverted(ws: Workspace) -> None:
+    async with mcp_server(ws) as session:
+        await ok(session, "write_memory", memory_name="plan", content="# Plan\n\nStep one.\n")
+        first = (ws.primary / "plan.md").read_bytes()
+        await ok(session, "write_memory", memory_name="plan", content="# Plan\n\nStep two.\n")
+    (journal_file,) = (ws.tmp / "cache" / "memory-ls" / "journal").glob("*.sqlite3")
+    journal = Journal(str(journal_file))
+    entries = journal.history("plan")
+    journal.close()
+    assert [(e.action, e.source) for e in entries] == [("save", "mcp"), ("save", "mcp")]
+    assert entries[0].before == first
+    done = subprocess.run(
+        [sys.executable, "-m", "memory_ls.cli", "revert", "plan", *ws.flags()],
+        capture_output=True,
+        text=True,
+        env={
+            **os.environ,
+            "HOME": str(ws.tmp / "home"),
+            "XDG_CACHE_HOME": str(ws.tmp / "cache"),
+            "PYTHONPATH": os.pathsep.join(sys.path),
+        },
+        cwd=ws.root,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (ws.primary / "plan.md").read_bytes() == first

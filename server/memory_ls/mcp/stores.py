@@ -88,6 +88,12 @@ class StoreFactory:
             return live
 
     def _store(self, config: StoreConfig) -> Store:
+        """The Store for one call, its writes journaled as the MCP server's."""
+        store = self._indexed_store(config)
+        store.source = "mcp"
+        return store
+
+    def _indexed_store(self, config: StoreConfig) -> Store:
         """The Store for one call: on the live indexes, else compared with the disk."""
         live = self._live_for(config)
         if live is not None:
