@@ -151,6 +151,17 @@ def test_entries_are_bounded_per_memory_and_in_bytes(tmp_path: Path) -> None:
     journal.close()
 
 
+def test_entries_are_bounded_in_number_across_memories(tmp_path: Path) -> None:
+    journal = Journal(str(tmp_path / "j.sqlite3"), max_entries=5)
+    for i in range(12):
+        journal.record(
+            action="save", name=f"m{i}", path="/m.md", before=None, after=b"x", source="t"
+        )
+    kept = [i for i in range(12) if journal.history(f"m{i}")]
+    assert kept == [7, 8, 9, 10, 11]
+    journal.close()
+
+
 def test_possible_secrets_are_withheld_where_the_store_refuses_them(ws: Workspace) -> None:
     store = ws.store(global_enabled=False)
     # A secret already in a file (written from outside) is not copied into the journal.

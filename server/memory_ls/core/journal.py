@@ -26,6 +26,8 @@ from memory_ls.core.secrets import find_secrets
 # Entries kept per memory, and deflated before-contents kept in all; the oldest go first.
 MAX_ENTRIES_PER_MEMORY = 50
 MAX_TOTAL_BYTES = 32 * 1024 * 1024
+# Entries in all (creations keep no bytes, yet each row costs some).
+MAX_ENTRIES = 100_000
 BUSY_TIMEOUT_SECONDS = 30.0
 SCHEMA_VERSION = 1
 
@@ -47,6 +49,10 @@ _SCHEMA = (
     )""",
     "CREATE INDEX IF NOT EXISTS entries_name ON entries (name, id)",
     "CREATE INDEX IF NOT EXISTS entries_new_name ON entries (new_name, id)",
+    # The deflated bytes kept in all, so a write does not sum every entry to stay bounded.
+    "CREATE TABLE IF NOT EXISTS totals (bytes INTEGER NOT NULL)",
+    "INSERT INTO totals (bytes) SELECT COALESCE(SUM(LENGTH(before)), 0) FROM entries"
+    " WHERE NOT EXISTS (SELECT 1 FROM totals)",
 )
 
 
@@ -110,11 +116,13 @@ class Journal:
         withhold_secrets: bool = True,
         max_per_memory: int = MAX_ENTRIES_PER_MEMORY,
         max_bytes: int = MAX_TOTAL_BYTES,
+        max_entries: int = MAX_ENTRIES,
     ) -> None:
         self.path = path
         self.withhold_secrets = withhold_secrets
         self.max_per_memory = max_per_memory
         self.max_bytes = max_bytes
+        self.max_entries = max_entries
         self._db: sqlite3.Connection | None = None
         self._lock = threading.Lock()
 
@@ -135,8 +143,10 @@ class Journal:
             try:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")
+                db.execute("BEGIN IMMEDIATE")
                 for statement in _SCHEMA:
                     db.execute(statement)
+                db.execute("COMMIT")
             except BaseException:
                 db.close()
                 raise
@@ -194,17 +204,32 @@ class Journal:
                 ),
             )
             entry_id = cursor.lastrowid
+            kept = 0 if deflated is None else len(deflated)
+            db.execute("UPDATE totals SET bytes = bytes + ?", (kept,))
             self._trim(db, name)
         return entry_id
 
     def _trim(self, db: sqlite3.Connection, name: str) -> None:
-        """Drop the memory's entries beyond the count, then the oldest beyond the size."""
-        db.execute(
-            "DELETE FROM entries WHERE name = ? AND id NOT IN"
-            " (SELECT id FROM entries WHERE name = ? ORDER BY id DESC LIMIT ?)",
-            (name, name, self.max_per_memory),
-        )
-        total = db.execute("SELECT COALESCE(SUM(LENGTH(before)), 0) FROM entries").fetchone()[0]
+        """Drop the memory's entries beyond its count, then the oldest beyond the bounds."""
+        row = db.execute(
+            "SELECT id FROM entries WHERE name = ? ORDER BY id DESC LIMIT 1 OFFSET ?",
+            (name, self.max_per_memory),
+        ).fetchone()
+        if row is not None:
+            freed = db.execute(
+                "SELECT COALESCE(SUM(LENGTH(before)), 0) FROM entries WHERE name = ? AND id <= ?",
+                (name, row[0]),
+            ).fetchone()[0]
+            db.execute("DELETE FROM entries WHERE name = ? AND id <= ?", (name, row[0]))
+            db.execute("UPDATE totals SET bytes = bytes - ?", (freed,))
+        # Ids only grow: none older than the last max_entries ids is kept.
+        oldest_kept = db.execute("SELECT MAX(id) FROM entries").fetchone()[0] - self.max_entries
+        freed = db.execute(
+            "SELECT COALESCE(SUM(LENGTH(before)), 0) FROM entries WHERE id <= ?", (oldest_kept,)
+        ).fetchone()[0]
+        db.execute("DELETE FROM entries WHERE id <= ?", (oldest_kept,))
+        db.execute("UPDATE totals SET bytes = bytes - ?", (freed,))
+        total = db.execute("SELECT bytes FROM totals").fetchone()[0]
         if total <= self.max_bytes:
             return
         cut = None
@@ -217,6 +242,7 @@ class Journal:
             cut = entry_id
         if cut is not None:
             db.execute("DELETE FROM entries WHERE id <= ?", (cut,))
+            db.execute("UPDATE totals SET bytes = ?", (total,))
 
     def history(self, name: str) -> list[Entry]:
         """The entries of a memory (by its name before, or after a move), newest first."""
