@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -46,16 +47,13 @@ def test_each_write_keeps_the_previous_bytes_and_versions(ws: Workspace) -> None
 def test_no_entry_for_a_write_that_changed_nothing(ws: Workspace) -> None:
     store = ws.store(global_enabled=False)
     store.save("notes", "same\n")
+    store.save("notes", "same\n")
+    store.edit("notes", needle="same", replacement="same")
+    assert [e.action for e in store.history("notes")] == ["save"]
     current = _bytes(ws, "notes")
-    journal = store.journal
     assert (
-        journal.record(
-            action="save",
-            name="notes",
-            path=str(ws.primary / "notes.md"),
-            before=current,
-            after=current,
-            source="core",
+        store.journal.record(
+            action="save", name="notes", path="/n.md", before=current, after=current, source="t"
         )
         is None
     )
@@ -273,3 +271,45 @@ def test_cli_history_and_revert(ws: Workspace) -> None:
     missing = _cli(ws, "revert", "notes", "--to", "9999")
     assert missing.returncode == 3 and "[not-found]" in missing.stderr
     assert _bytes(ws, "notes") == first
+
+
+STORE_WORKER = r"""
+import sys
+from memory_ls.config import Settings
+from memory_ls.core import Store, resolve_store_config
+
+root, tag, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+config = resolve_store_config(Settings(global_enabled=False), root, environ={})
+store = Store(config, source=tag)
+for i in range(count):
+    store.save("shared_notes", f"{tag} {i}\n")
+print("done")
+"""
+
+
+def test_stores_of_several_processes_writing_one_memory_are_all_journaled(ws: Workspace) -> None:
+    ws.store(global_enabled=False).save("shared_notes", "start\n")
+    env = {**os.environ, "HOME": str(ws.home), "XDG_CACHE_HOME": str(ws.cache)}
+    count = 15
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", STORE_WORKER, str(ws.root), tag, str(count)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for tag in ("cli", "mcp:agent")
+    ]
+    for worker in workers:
+        out, err = worker.communicate(timeout=120)
+        assert worker.returncode == 0 and out.strip() == "done", err
+    entries = ws.store(global_enabled=False).history("shared_notes")
+    assert len(entries) == 2 * count + 1
+    for tag in ("cli", "mcp:agent"):
+        assert sum(e.source == tag for e in entries) == count
+    # Each entry's before is the after of the one before it: no write went unrecorded.
+    chain = list(reversed(entries))
+    for older, newer in itertools.pairwise(chain):
+        assert newer.version_before == older.version_after
+    assert chain[-1].version_after == version_of(_bytes(ws, "shared_notes"))
