@@ -38,6 +38,8 @@ from memory_ls.core.store import Store
 from memory_ls.lsp.protocol import MemoryProtocol
 
 SERVER_NAME = "memory-ls"
+# Who the language server's writes are journaled for (core/journal.py: history, revert).
+EDITOR_SOURCE = "editor"
 # MEMORY_LS_LOG_LEVEL=INFO logs every message on stderr (the client's server log).
 LOG_LEVEL_ENV = "MEMORY_LS_LOG_LEVEL"
 # Store calls get their own threads: pygls reads stdin on its thread pool, and slow
@@ -78,7 +80,9 @@ class MemoryServer(LanguageServer):
         self.index = MemoryIndex(self.config)
         # The full-text index, kept current with the name index (lsp/indexing.py, watching.py).
         self.search_index = SearchIndex(self.config, live=True)
-        self.store = Store(self.config, self.search_index, self.reference_sources)
+        self.store = Store(
+            self.config, self.search_index, self.reference_sources, source=EDITOR_SOURCE
+        )
         self.store_pool = ThreadPoolExecutor(STORE_WORKERS, thread_name_prefix="memory-ls-store")
         self.loop: asyncio.AbstractEventLoop | None = None
         # Called on the event loop when the folders change (a new, empty index).
@@ -185,7 +189,7 @@ class MemoryServer(LanguageServer):
         search_stale = fingerprint(config) != fingerprint(self.search_index.config)
         if search_stale:
             self.search_index = SearchIndex(config, live=True)
-        self.store = Store(config, self.search_index, self.reference_sources)
+        self.store = Store(config, self.search_index, self.reference_sources, source=EDITOR_SOURCE)
         if folders_changed:
             self.index = MemoryIndex(config)
             if self.started:
