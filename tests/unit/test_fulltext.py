@@ -859,3 +859,24 @@ def test_the_rough_order_puts_a_phrase_as_written_first() -> None:
     rough.add("cache_2", b"# b\n\nNotes about cache.\n", "phrase")
     rough.add("other_3", b"# c\n\nNotes, about the cache.\n", "words apart")
     assert rough.ordered() == ["phrase", "name holds a word", "words apart"]
+
+
+def test_closest_query_takes_tags_from_the_index_without_reading_memories(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plain = _store(ws)
+    plain.save("SPEC_payments_api", "# API\n", tags=["billing"])
+    plain.save("global/mine", "x\n", tags=["ledger"])
+    store = _indexed(plain)
+    every, project = store.search_index.tags_in(None), store.search_index.tags_in("project")
+    assert every is not None and project is not None
+    assert {"billing", "ledger"} <= set(every) and len(every) == len(set(every))
+    assert "billing" in project and "ledger" not in project
+
+    def no_read(*_args: object) -> None:
+        raise AssertionError("a memory was read")
+
+    monkeypatch.setattr(Store, "_safe_load", no_read)
+    assert store.closest_query("paymnt biling") == "payments billing"
+    assert store.closest_query("ledgr", "project") is None  # a global memory's tag
+    assert store.closest_query("ledgr") == "ledger"

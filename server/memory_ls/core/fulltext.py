@@ -682,6 +682,25 @@ class SearchIndex:
             self._big = count > HINT_BUILD_LIMIT
         return self._big
 
+    def tags_in(self, scope: str | None) -> list[str] | None:
+        """Every tag of the memories of `scope` (None: all), each once, from the index; None
+        when it cannot answer for the disk now."""
+        if self.live and not self._complete:
+            return None
+        ranks = [r for r, f in enumerate(self.config.folders) if scope is None or f.scope == scope]
+        with self._lock:
+            if not self._current():
+                return None
+            try:
+                marks = ",".join("?" * len(ranks))
+                rows = self._connect().execute(
+                    f"SELECT DISTINCT tags FROM files WHERE folder IN ({marks})", ranks
+                )
+                return list({tag for (text,) in rows for tag in text.split("\n") if tag})
+            except (IndexUnusable, sqlite3.Error) as exc:
+                logger.info("search index query failed: %s", exc)
+                return None
+
     def holds_files(self) -> bool:
         """Whether the index holds any file (False too when it cannot be used)."""
         with self._lock:

@@ -15,6 +15,7 @@ from memory_ls.config import Settings
 from memory_ls.core.errors import MemoryStoreError
 from memory_ls.core.folders import StoreConfig, resolve_store_config
 from memory_ls.core.fulltext import SearchIndex, fingerprint
+from memory_ls.core.journal import Journal, journal_path
 from memory_ls.core.listing import ScanCache
 from memory_ls.core.live import LiveStore, WatchUnavailable
 from memory_ls.core.store import Store
@@ -43,6 +44,8 @@ class StoreFactory:
         # kept while no directory changes.
         self.search_index: SearchIndex | None = None
         self.scan_cache = ScanCache()
+        # The journal of the configuration last used, one connection kept between calls.
+        self.journal: Journal | None = None
 
     def config(self) -> StoreConfig:
         """Resolve the folders now; report configured folders that do not exist when that changes.
@@ -90,6 +93,13 @@ class StoreFactory:
     def _store(self, config: StoreConfig) -> Store:
         """The Store for one call, its writes journaled as the MCP server's."""
         store = self._indexed_store(config)
+        path = journal_path(config)
+        if self.journal is None or self.journal.path != path:
+            if self.journal is not None:
+                self.journal.close()
+            self.journal = Journal(path)
+        self.journal.withhold_secrets = config.secrets == "refuse"  # the settings' now
+        store.journal = self.journal
         store.source = "mcp"
         return store
 
