@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from store_helpers import Workspace
 
-from memory_ls.core import Store, fulltext
+from memory_ls.core import Store, fulltext, relevance
 from memory_ls.core.errors import InvalidArguments
 from memory_ls.core.fulltext import Part, SearchIndex, parse_query, search_index_path
 from memory_ls.core.relevance import ALL_WORDS, RELEVANCE, RoughRanker, ScanRanker, rows_of
@@ -808,9 +808,14 @@ def test_a_search_during_the_first_sync_answers_from_the_index_and_the_rest(
     assert _names(live.search("okapi", limit=500)["results"]) == planted
 
 
-def test_the_first_sync_lets_searches_run_up_to_their_share(ws: Workspace) -> None:
+@pytest.mark.parametrize(("head_start", "expected"), [(0.0, 0.4), (0.5, 0.7)])
+def test_the_first_sync_lets_searches_run_up_to_their_share(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch, head_start: float, expected: float
+) -> None:
     """A search under way holds an indexing's next step back, but no longer than the
-    searches have had their share of the time (back to back, they cannot stop it)."""
+    searches have had their share of the time (back to back, they cannot stop it), or
+    SEARCH_HEAD_START seconds in all: a first search has the interpreter to itself."""
+    monkeypatch.setattr(fulltext, "SEARCH_HEAD_START", head_start)
     turns = fulltext.Turns()
     pause = turns.pauser()
     with turns.searching():
@@ -818,7 +823,8 @@ def test_the_first_sync_lets_searches_run_up_to_their_share(ws: Workspace) -> No
         time.sleep(0.2)  # the indexing's first step ran this long
         pause()  # holds back while the search runs, up to the share of the time
         held = time.monotonic() - started
-    assert 0.2 + fulltext.SEARCH_SHARE * 0.2 - 0.05 <= held < 1.0
+    # Share 0.5: held w after 0.2 s, until w = 0.5 * (0.2 + w), or the head start.
+    assert expected - 0.05 <= held < expected + 0.3
     started = time.monotonic()
     pause()  # no search: no wait
     assert time.monotonic() - started < 0.05
@@ -850,6 +856,51 @@ def test_the_rough_order_keeps_every_memory_a_scan_finds(
         rough.add(name, text.encode(), number)
         scan.add(name, text, number)
     assert {item for _score, item in scan.ranked()} <= set(rough.ordered())
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    texts=st.lists(
+        st.lists(
+            st.sampled_from([*_WORDS, "NOTES", "Auth", " ", ", ", "\n", "_", "-", "\0", "é"]),
+            max_size=12,
+        ).map("".join),
+        min_size=1,
+        max_size=12,
+    ),
+    names=st.lists(st.sampled_from(["n", "Notes_x", "auth_cache", "café_notes", "x"]), min_size=12),
+    query=st.lists(st.sampled_from(_WORDS), min_size=1, max_size=3).map(" ".join),
+    quoted=st.booleans(),
+    mode=st.sampled_from([RELEVANCE, ALL_WORDS]),
+    chunk=st.sampled_from([1, 7, 40, 4 * 2**20]),
+)
+def test_the_rough_order_of_many_files_at_once_is_that_of_one_at_a_time(
+    texts: list[str],
+    names: list[str],
+    query: str,
+    quoted: bool,
+    mode: str,
+    chunk: int,
+) -> None:
+    """`RoughRanker.add_many` (the files' bytes joined, in chunks of any size, some not
+    ASCII) keeps and orders what `add` of each keeps, with the same statistics."""
+    parsed = parse_query(f'"{query}"' if quoted else query, mode)
+    one, many = RoughRanker(parsed), RoughRanker(parsed)
+    entries = [
+        (f"{names[number]}_{number}", text.encode(), number) for number, text in enumerate(texts)
+    ]
+    for entry in entries:
+        one.add(*entry)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(relevance, "ROUGH_CHUNK", chunk)
+        many.add_many(entries)
+    assert many.ordered() == one.ordered()
+    assert (many.documents, many.total_bytes, many.total_spaces, many.containing) == (
+        one.documents,
+        one.total_bytes,
+        one.total_spaces,
+        one.containing,
+    )
 
 
 def test_the_rough_order_puts_a_phrase_as_written_first() -> None:

@@ -111,12 +111,18 @@ SEARCH_SHARE = 0.5
 # read, the workspace check): a search reading files waits a switch interval for the GIL
 # after each read while such work runs, so it is let run only when searches had this.
 BACKGROUND_SEARCH_SHARE = 0.9
+# An indexing waits for searches this many seconds in all even before they are owed
+# that by their share: the first search, sent as the server starts (an agent's first
+# question), has the interpreter to itself rather than a share of an indexing just begun.
+SEARCH_HEAD_START = 2.0
 # A search waits this long at most for an announced first sync to begin (the names are
 # listed first: a second or two at 100,000 memories).
 FIRST_SYNC_WAIT = 10.0
 # What searches keep of the files a first indexing has not reached (`read_unindexed`):
 # most of 100,000 memories of a few hundred bytes (a bound on the server's memory).
 UNREAD_CACHE_BYTES = 32 * 2**20
+# What the first read of a memory file asks for: most are smaller, read in one call.
+FIRST_READ = 1 << 16
 # A first indexing of this many files or more runs in a worker process (`_index_in_workers`).
 WORKER_FILES = 2_000
 # At most this many worker processes (one a core): they share the database's write lock
@@ -437,6 +443,7 @@ class SearchIndex:
         # `walked`: the caller's own `walk` just now (the MCP server lists the folders once).
         listing = (walked if walked is not None else self.walk()) if memories is None else None
         synced = False
+        found_at: dict[tuple[int, str], str] = {}  # where the files to index are, when known
         try:
             with self._lock:
                 # Changes by other processes from here on show in `data_version`.
@@ -458,9 +465,11 @@ class SearchIndex:
                 # (100,000 stats that a first search would wait for); files gone since
                 # are left out when indexed.
                 on_disk = set()
-                differing = sorted(
-                    {(self._ranks[memory.folder.path], memory.name) for memory in memories or ()}
-                )
+                found_at = {
+                    (self._ranks[memory.folder.path], memory.name): memory.path
+                    for memory in memories or ()
+                }
+                differing = sorted(found_at)
             else:
                 on_disk = set()
                 known = stamps or {}
@@ -482,7 +491,9 @@ class SearchIndex:
             remaining = differing
             if self.live and not self._complete:
                 # What searches read themselves until it is indexed (`search_partial`).
-                unsynced = {key: folders[key[0]].file_for(key[1]) for key in differing}
+                unsynced = {
+                    key: found_at.get(key) or folders[key[0]].file_for(key[1]) for key in differing
+                }
                 with self._lock:
                     self._unsynced = unsynced
                     if self._sync_begun is not None:
@@ -547,32 +558,32 @@ class SearchIndex:
         when far too large to read (found by its name only), None when unreadable. Kept
         for the next search until it is indexed (UNREAD_CACHE_BYTES in all): searches
         back to back do not read the store again each time."""
-        data = self._unread.get(path)
-        if data is not None:
-            return data
-        try:  # a file object costs more than the read of a memory of a few hundred bytes
-            descriptor = os.open(path, os.O_RDONLY)
-            try:
-                size = os.fstat(descriptor).st_size
-                if size > READ_LIMIT_FACTOR * self.config.max_memory_bytes:
-                    return b""
-                data = os.read(descriptor, size + 1)
-                if len(data) > size:  # grown since: the rest too
-                    data += _read_rest(descriptor)
-            finally:
-                os.close(descriptor)
-        except OSError:
-            return None
-        with self._unread_lock:
-            unsynced = self._unsynced
-            if (
-                unsynced is not None
-                and self._unread_bytes + len(data) <= UNREAD_CACHE_BYTES
-                and path not in self._unread
-            ):
-                self._unread[path] = data
-                self._unread_bytes += len(data)
-        return data
+        return self.read_unindexed_many([path])[0]
+
+    def read_unindexed_many(self, paths: Sequence[str]) -> list[bytes | None]:
+        """`read_unindexed` of each path, the cache's lock taken once for them all."""
+        cached = self._unread
+        limit = READ_LIMIT_FACTOR * self.config.max_memory_bytes
+        found: list[bytes | None] = []
+        fresh: list[tuple[str, bytes]] = []
+        for path in paths:
+            data = cached.get(path)
+            if data is None:
+                data = _read_small(path, limit)
+                if data:
+                    fresh.append((path, data))
+            found.append(data)
+        if fresh:
+            with self._unread_lock:
+                if self._unsynced is not None:
+                    for path, data in fresh:
+                        if (
+                            self._unread_bytes + len(data) <= UNREAD_CACHE_BYTES
+                            and path not in cached
+                        ):
+                            cached[path] = data
+                            self._unread_bytes += len(data)
+        return found
 
     def expect_sync(self) -> None:
         """Say that a first sync is on its way (live): until it begins, a search waits for
@@ -1340,7 +1351,7 @@ class Turns:
     def pauser(self, share: float = SEARCH_SHARE) -> Callable[[], None]:
         """For one indexing (or other work over every file): a call between its steps
         that waits while searches run, as long as they had less than `share` of the time
-        since this call."""
+        since this call (or SEARCH_HEAD_START seconds in all)."""
         began = time.monotonic()
         waited = 0.0
 
@@ -1348,7 +1359,8 @@ class Turns:
             nonlocal waited
             with self._changed:
                 while self._searches:
-                    allowed = share * (time.monotonic() - began) - waited
+                    owed = max(share * (time.monotonic() - began), SEARCH_HEAD_START)
+                    allowed = owed - waited
                     if allowed <= 0:
                         return
                     at = time.monotonic()
@@ -1606,6 +1618,25 @@ def _pack_body(body: str) -> bytes:
 def _unpack_body(data: bytes) -> str:
     """The body `_pack_body` stored."""
     return zlib.decompress(data, -15).decode("utf-8", "surrogatepass")
+
+
+def _read_small(path: str, limit: int) -> bytes | None:
+    """A memory file's bytes: b"" when larger than `limit` (found by its name only), None
+    when unreadable. Memories are small: one read of FIRST_READ bytes, no fstat (at
+    100,000 files a quarter of the syscalls) and no file object (more than the read)."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY)
+        try:
+            data = os.read(descriptor, FIRST_READ)
+            if len(data) == FIRST_READ:
+                if os.fstat(descriptor).st_size > limit:
+                    return b""
+                data += _read_rest(descriptor)
+        finally:
+            os.close(descriptor)
+    except OSError:
+        return None
+    return b"" if len(data) > limit else data
 
 
 def _read_rest(descriptor: int) -> bytes:

@@ -20,8 +20,10 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import accumulate
 from typing import Any
 
 from memory_ls.core.errors import InvalidArguments
@@ -33,6 +35,8 @@ ALL_WORDS = "all_words"
 SEARCH_MODES = (RELEVANCE, ALL_WORDS)
 # A match in a memory's name or first heading weighs this many in its body (bm25 weights).
 NAME_WEIGHT = 10.0
+# `RoughRanker.add_many` looks at this many bytes of files at once (twice that held).
+ROUGH_CHUNK = 4 * 2**20
 SNIPPET_WIDTH = 160
 # The lines of a memory that a per-memory result shows.
 BEST_LINES = 3
@@ -638,13 +642,91 @@ class RoughRanker:
             has = [key is not None and key in lowered for key, _ in self._encoded]
             if not any(has) and not any(key in folded_name for key in self.keys):
                 return  # most files, for most words: nothing more to look at
-            in_text = [
-                0 if written is None else lowered.count(written) for _, written in self._encoded
-            ]
+            self._weigh(folded_name, lowered, has, len(data), item)
         else:
-            folded = fold(data.decode("utf-8", errors="replace"))
-            has = [key in folded for key in self.keys]
-            in_text = [folded.count(written) for written in self._written]
+            self._weigh_text(folded_name, data, item)
+
+    def add_many(self, entries: Sequence[tuple[str, bytes, Any]]) -> None:
+        """`add` of each (name, data, item) in turn, with the same result, at C speed.
+
+        The files are looked at together, ROUGH_CHUNK bytes at a time: joined by a NUL
+        (which no term holds, so no term is found across two files), lowered once, and
+        each term's key found with `bytes.find`, which skips to the next file at each
+        one found. Only the files that hold a key, or whose name does, are looked at
+        one by one. At 100,000 memories and a word few hold this is some 5 times less
+        than `add` of each (a search while the first indexing runs reads them all).
+        """
+        start = 0
+        while start < len(entries):
+            end, size = start, 0
+            while end < len(entries) and (size < ROUGH_CHUNK or end == start):
+                size += len(entries[end][1]) + 1
+                end += 1
+            self._add_chunk(entries[start:end])
+            start = end
+
+    def _add_chunk(self, entries: Sequence[tuple[str, bytes, Any]]) -> None:
+        datas = [data for _name, data, _item in entries]
+        joined = b"\0".join(datas)
+        if not joined.isascii():  # the files that are not go through `add`, in turn
+            run: list[tuple[str, bytes, Any]] = []
+            for entry in entries:
+                if entry[1].isascii():
+                    run.append(entry)
+                    continue
+                if run:
+                    self._add_chunk(run)
+                    run = []
+                self.add(*entry)
+            if run:
+                self._add_chunk(run)
+            return
+        count = len(entries)
+        self.documents += count
+        self.total_bytes += len(joined) - count + 1
+        self.total_spaces += joined.count(b" ") + count
+        lowered = joined.lower()
+        # Where each file's bytes begin in `joined` (and one past the last).
+        starts = list(accumulate((len(data) + 1 for data in datas), initial=0))
+        names = "\0".join(name for name, _data, _item in entries)
+        folded_names = (
+            names.lower()
+            if names.isascii()
+            else "\0".join(fold(name) for name, _data, _item in entries)
+        )
+        name_starts = list(
+            accumulate((len(name) + 1 for name in folded_names.split("\0")), initial=0)
+        )
+        holding: set[int] = set()
+        for encoded, _written in self._encoded:
+            if encoded is not None:
+                holding.update(_holders(lowered, encoded, starts))
+        for text_key in self.keys:
+            holding.update(_holders(folded_names, text_key, name_starts))
+        for number in sorted(holding):
+            _name, data, item = entries[number]
+            folded_name = folded_names[name_starts[number] : name_starts[number + 1] - 1]
+            file_lowered = lowered[starts[number] : starts[number + 1] - 1]
+            has = [e is not None and e in file_lowered for e, _ in self._encoded]
+            self._weigh(folded_name, file_lowered, has, len(data), item)
+
+    def _weigh(
+        self, folded_name: str, lowered: bytes, has: list[bool], length: int, item: Any
+    ) -> None:
+        """Keep an ASCII file (its bytes lowered) holding a key or named by one."""
+        in_text = [0 if written is None else lowered.count(written) for _, written in self._encoded]
+        self._keep(folded_name, has, in_text, length, item)
+
+    def _weigh_text(self, folded_name: str, data: bytes, item: Any) -> None:
+        """Keep a file that is not ASCII when it holds a key or is named by one."""
+        folded = fold(data.decode("utf-8", errors="replace"))
+        has = [key in folded for key in self.keys]
+        in_text = [folded.count(written) for written in self._written]
+        self._keep(folded_name, has, in_text, len(data), item)
+
+    def _keep(
+        self, folded_name: str, has: list[bool], in_text: list[int], length: int, item: Any
+    ) -> None:
         present = [h or key in folded_name for h, key in zip(has, self.keys, strict=True)]
         if not (any(present) if self.query.stemmed else all(present)):
             return
@@ -653,7 +735,7 @@ class RoughRanker:
         in_name = [int(all(word in folded_name for word in words)) for words in self._name_words]
         weighted = [int(NAME_WEIGHT) * a + b for a, b in zip(in_name, in_text, strict=True)]
         tier = 2 if all(in_name) else 1 if all(weighted) else 0
-        self._found.append((weighted, len(data), tier, item))
+        self._found.append((weighted, length, tier, item))
 
     def ordered(self) -> list[Any]:
         """The items that may match, the likeliest best first."""
@@ -669,6 +751,16 @@ class RoughRanker:
             scored.append((score_of(tier, relevance), item))
         scored.sort(key=lambda pair: -pair[0])
         return [item for _score, item in scored]
+
+
+def _holders(joined: bytes | str, key: bytes | str, starts: Sequence[int]) -> Iterator[int]:
+    """The numbers of the parts of `joined` (part i begins at starts[i]) holding `key`."""
+    find: Callable[..., int] = joined.find
+    at = find(key)
+    while at >= 0:
+        number = bisect_right(starts, at) - 1
+        yield number
+        at = find(key, starts[number + 1])
 
 
 def merge_found(parts: Sequence[Found], limit: int, per_memory: bool, offset: int) -> Found:

@@ -109,6 +109,8 @@ LISTING_READ_LIMIT = 4
 # four times its limit) first, the likeliest first, then twice as many each time until
 # they fill its answer (`Store._scan_unindexed`).
 SCAN_STEP = 200
+# Files not indexed yet a search reads before it looks at them (RoughRanker.add_many).
+ROUGH_FILES = 5_000
 # Changes a store remembers (a tool call makes one or two).
 CHANGES_KEPT = 16
 _LOG = logging.getLogger(__name__)
@@ -1374,10 +1376,17 @@ class Store:
         terms is among those that may match, so a term few memories hold finds them all.
         """
         rough = RoughRanker(query)
-        for qualified, path, rank, name in rest:
-            data = index.read_unindexed(path)
-            if data is not None:
-                rough.add(qualified, data, (qualified, path, rank, name, data))
+        # Read and looked at a slice at a time: bounded memory however large the store.
+        for start in range(0, len(rest), ROUGH_FILES):
+            part = rest[start : start + ROUGH_FILES]
+            read = index.read_unindexed_many([path for _q, path, _r, _n in part])
+            rough.add_many(
+                [
+                    (qualified, data, (qualified, path, rank, name, data))
+                    for (qualified, path, rank, name), data in zip(part, read, strict=True)
+                    if data is not None
+                ]
+            )
         ordered = rough.ordered()
         chosen: list[Searchable] = []
         start, step = 0, max(SCAN_STEP, 4 * size)
