@@ -3,14 +3,17 @@ each memory's bytes as last seen, once whoever sees them, the Store's own never 
 
 from __future__ import annotations
 
+import base64
 import os
 import subprocess
 from pathlib import Path
 
+import pytest
 from store_helpers import Workspace
 
 from memory_ls.core import Store
-from memory_ls.core.journal import Journal, observe_paths, seen_source
+from memory_ls.core.errors import TooLarge
+from memory_ls.core.journal import MAX_KEPT_FILE_BYTES, Journal, observe_paths, seen_source
 
 SECRET = "token: ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
@@ -185,3 +188,21 @@ def test_a_change_that_moves_the_repository_s_head_is_git_s(tmp_path: Path) -> N
     subprocess.run([*git, "commit", "-q", "-am", "two"], check=True)
     subprocess.run([*git, "checkout", "-q", "HEAD~1"], check=True)
     assert seen_source(str(memory), memory.stat().st_mtime_ns) == "git"
+
+
+def test_a_file_too_large_to_keep_is_journaled_without_its_content(ws: Workspace) -> None:
+    store = _store(ws)
+    huge = ws.primary / "huge.md"
+    # Text that deflates little: kept, it would make the journal megabytes larger.
+    huge.write_bytes(b"# Huge\n" + base64.b64encode(os.urandom(MAX_KEPT_FILE_BYTES * 3 // 4)))
+    store.journal.sync_baseline(_files(store))
+    huge.write_bytes(b"# Small again\n")
+    (made,) = _seen(store, store.journal, huge)
+    entry = store.journal.entry(made)
+    assert entry is not None and entry.withheld and entry.before is None
+    assert entry.before_size == MAX_KEPT_FILE_BYTES + 7
+    kept = sum(p.stat().st_size for p in Path(store.journal.path).parent.glob("*.sqlite3*"))
+    assert kept < MAX_KEPT_FILE_BYTES / 8
+    with pytest.raises(TooLarge):
+        store.revert("huge", made)
+    assert huge.read_bytes() == b"# Small again\n"

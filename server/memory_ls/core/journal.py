@@ -36,6 +36,10 @@ MAX_ENTRIES_PER_MEMORY = 50
 MAX_TOTAL_BYTES = 32 * 1024 * 1024
 # Entries in all (creations keep no bytes, yet each row costs some).
 MAX_ENTRIES = 100_000
+# A content larger than this is not kept (its entry says withheld): one file written from
+# outside could otherwise fill the cache (the store refuses memories over maxMemoryBytes,
+# 512 KiB by default, but another program writes what it likes).
+MAX_KEPT_FILE_BYTES = 4 * 1024 * 1024
 BUSY_TIMEOUT_SECONDS = 30.0
 SCHEMA_VERSION = 1
 # A change seen within this long of the Store's own record of the same versions is that
@@ -105,7 +109,7 @@ class Entry:
     action: str  # save, edit, delete, move, revert
     source: str  # who made it: cli, mcp:<client>, editor, core, external, git
     before_size: int | None  # bytes before; None when there was no file
-    withheld: bool  # the before-content held a possible secret and was not kept
+    withheld: bool  # the before-content was not kept (a possible secret, or too large)
     version_before: str | None
     version_after: str | None
     new_path: str | None = None  # a move: where the file went
@@ -231,7 +235,7 @@ class Journal:
         if before == after and new_path is None:
             return None
         withheld = before is not None and self._withholds(before)
-        deflated = zlib.compress(before) if before is not None and not withheld else None
+        deflated = self._kept(before)
         v_before = None if before is None else version_of(before)
         v_after = None if after is None else version_of(after)
         kept = self._kept(after)
@@ -261,7 +265,8 @@ class Journal:
         return entry_id
 
     def _withholds(self, data: bytes) -> bool:
-        return self.withhold_secrets and _has_secret(data)
+        """Whether a content is not kept: too large, or a possible secret (where refused)."""
+        return len(data) > MAX_KEPT_FILE_BYTES or (self.withhold_secrets and _has_secret(data))
 
     def _kept(self, data: bytes | None) -> bytes | None:
         """What the baseline keeps of a content: deflated, or None (withheld)."""
