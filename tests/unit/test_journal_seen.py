@@ -131,6 +131,11 @@ def test_changes_while_no_server_ran_are_found_by_the_next_sync(ws: Workspace) -
     made = later.sync_baseline(_files(store))
     shown = {(e.name, e.before) for e in map(later.entry, made) if e is not None}
     assert shown == {("kept", b"kept, before\n"), ("gone", b"gone, before\n"), ("new", None)}
+    # A file that is no memory any more (ignored now, say) but still there: no entry.
+    files = _files(store)
+    del files[str(kept)]
+    assert later.sync_baseline(files) == []
+    assert str(kept) not in later.baseline_stamps()
 
 
 def test_a_previous_content_with_a_secret_is_withheld_not_kept(ws: Workspace) -> None:

@@ -104,6 +104,17 @@ describe("the Recent Changes view", { timeout: 10 * 60_000 }, () => {
       const revert = pane.locator(".monaco-list-row", { hasText: "● editor · just now" }).first();
       await revert.waitFor({ state: "visible", timeout: 30_000 });
       await evidence(page, artifacts, "recent-changes-reverted");
+
+      // Marked reviewed, no row stands out any more (the marks are the journal's).
+      await runCommand(page, "Memory: Mark All Changes Reviewed");
+      await retry(
+        async () => {
+          const texts = await pane.locator(".monaco-list-row").allInnerTexts();
+          assert.equal(texts.length, 2, texts.join("\n"));
+          assert.ok(texts.every((text) => !text.includes("●")), texts.join("\n"));
+        },
+        { timeout: 30_000, what: "every change marked reviewed" },
+      );
     } catch (error) {
       failed = true;
       if (page) {

@@ -448,8 +448,12 @@ class Journal:
                 if (item := seen_file(path, files[path][0])) is not None
             ]
             made += self.observe(seen)
-        made += self.observe([Seen(path, "", None, 0) for path in gone])
+        # A file still there is no memory any more (an ignore pattern now covers it): it
+        # is forgotten, not journaled as deleted.
+        still_there = [path for path in gone if os.path.lexists(path)]
+        made += self.observe([Seen(path, "", None, 0) for path in gone if path not in still_there])
         with self._transaction() as db:
+            db.executemany("DELETE FROM baseline WHERE path = ?", [(p,) for p in still_there])
             db.execute(
                 "INSERT OR IGNORE INTO meta (key, value) VALUES (?, '1')", (_BASELINE_COMPLETE,)
             )
