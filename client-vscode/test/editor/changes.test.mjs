@@ -94,8 +94,18 @@ describe("the Recent Changes view", { timeout: 10 * 60_000 }, () => {
       }
       await evidence(page, artifacts, "recent-changes-diff");
 
+      // Its context menu offers the change's actions.
       await row.click({ button: "right" });
-      await page.locator(".context-view .action-label", { hasText: "Revert This Change" }).click();
+      const menu = page.locator(".monaco-menu");
+      await menu.locator(".action-label", { hasText: "Revert This Change" }).waitFor({ timeout: 10_000 });
+      const offered = await menu.locator(".action-label").allInnerTexts();
+      for (const action of ["Open Changes", "Mark Reviewed", "Revert This Change"]) {
+        assert.ok(offered.includes(action), `${action} not in the context menu: ${offered.join(", ")}`);
+      }
+      await page.keyboard.press("Escape");
+      // Revert from the row's own button (a menu ignores a click too soon after it opened).
+      await row.hover();
+      await row.locator('.action-label[aria-label="Revert This Change"]').click();
       await retry(async () => assert.deepEqual(readFileSync(memory), before), {
         timeout: 30_000,
         what: "the file's previous bytes back",
