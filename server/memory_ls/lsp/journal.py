@@ -198,8 +198,9 @@ class JournalWatch:
         try:
             made = self.ls.store.journal.sync_baseline(files)
         except Exception:
+            # Logged once; the view stops waiting for it (its requests say what fails).
             logger.exception("catching up the change journal failed")
-            return
+            made = []
         if made:
             logger.info("journaled %d change(s) made while no server watched", len(made))
         self.ready = self._synced is index
