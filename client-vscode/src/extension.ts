@@ -2,6 +2,7 @@
 // memory store) and adds the Memory commands, the Memories view and the status bar item.
 import * as vscode from "vscode";
 import { registerMcpServers, registerTerminalCommand } from "./agents";
+import { registerChangesView } from "./changesView";
 import { registerCommands } from "./commands";
 import { MemoryServers } from "./servers";
 import { MemoryStatus } from "./status";
@@ -19,6 +20,7 @@ export function activate(context: vscode.ExtensionContext): void {
     new MemoryStatus(servers),
   );
   registerCommands(context, servers);
+  registerChangesView(context, servers);
   const running = servers;
   registerMcpServers(context, running);
   registerTerminalCommand(context, () => running.all[0]?.server.output);

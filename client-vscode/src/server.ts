@@ -85,6 +85,8 @@ export class MemoryServer implements vscode.Disposable {
   private currentState: ServerState = { kind: "stopped", reason: "not started yet" };
   private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
   private readonly disposables: vscode.Disposable[] = [];
+  // Listeners of server notifications, by method (kept across restarts).
+  private readonly notificationListeners = new Map<string, Set<(params: unknown) => void>>();
   /** Fires whenever the server starts, stops or fails to start. */
   readonly onDidChangeState = this.stateEmitter.event;
 
@@ -212,6 +214,9 @@ export class MemoryServer implements vscode.Disposable {
     };
     const client = new MemoryLanguageClient("memoryLs", "Memory LS", serverOptions, clientOptions);
     this.client = client;
+    for (const method of this.notificationListeners.keys()) {
+      this.forward(client, method);
+    }
     client.onDidChangeState((event) => {
       if (this.client !== client) {
         return;
@@ -291,6 +296,47 @@ export class MemoryServer implements vscode.Disposable {
         throw new ServerCommandError(error.message, code);
       }
       throw new ServerCommandError(errorText(error), undefined);
+    }
+  }
+
+  /** Listen to a notification of the server (every server this object starts). */
+  onNotification(method: string, listener: (params: unknown) => void): vscode.Disposable {
+    let listeners = this.notificationListeners.get(method);
+    if (listeners === undefined) {
+      listeners = new Set();
+      this.notificationListeners.set(method, listeners);
+      if (this.client !== undefined) {
+        this.forward(this.client, method);
+      }
+    }
+    listeners.add(listener);
+    return new vscode.Disposable(() => listeners.delete(listener));
+  }
+
+  private forward(client: LanguageClient, method: string): void {
+    client.onNotification(method, (params: unknown) => {
+      for (const listener of this.notificationListeners.get(method) ?? []) {
+        listener(params);
+      }
+    });
+  }
+
+  /** Send a custom request (one of the server's `memoryLs/…` methods). */
+  async request<R>(method: string, params: unknown): Promise<R> {
+    await this.starting;
+    const client = this.client;
+    if (client === undefined || client.state !== State.Running) {
+      throw new ServerCommandError("The memory-ls language server is not running.", "not-running");
+    }
+    try {
+      return await client.sendRequest<R>(method, params);
+    } catch (error) {
+      const data: unknown = error instanceof ResponseError ? error.data : undefined;
+      const code =
+        typeof data === "object" && data !== null && typeof (data as { code?: unknown }).code === "string"
+          ? (data as { code: string }).code
+          : undefined;
+      throw new ServerCommandError(errorText(error), code);
     }
   }
 

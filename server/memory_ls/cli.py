@@ -769,6 +769,8 @@ def _history_text(result: dict[str, Any], rel: Any) -> str:
         size = "new" if entry["sizeBefore"] is None else f"{entry['sizeBefore']} bytes before"
         if entry["withheld"]:
             size += ", withheld (possible secret)"
+        if entry.get("reviewed"):
+            size += ", reviewed"
         moved = f" to {rel(entry['newPath'])}" if "newPath" in entry else ""
         lines.append(
             f"{entry['id']:>6}  {when}  {entry['action']}{moved}  {entry['source']}  "

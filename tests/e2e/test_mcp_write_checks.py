@@ -321,7 +321,8 @@ async def test_writes_are_journaled_as_the_mcp_servers_and_can_be_reverted(ws: W
     journal = Journal(str(journal_file))
     entries = journal.history("plan")
     journal.close()
-    assert [(e.action, e.source) for e in entries] == [("save", "mcp"), ("save", "mcp")]
+    # Named by the client's `initialize`: the Python SDK's client calls itself "mcp".
+    assert [(e.action, e.source) for e in entries] == [("save", "mcp:mcp"), ("save", "mcp:mcp")]
     assert entries[0].before == first
     done = subprocess.run(
         [sys.executable, "-m", "memory_ls.cli", "revert", "plan", *ws.flags()],

@@ -4,6 +4,13 @@ It lives in the user's cache (one SQLite file per store configuration, shared by
 CLI, the MCP server and the language server, which append at once), never in a memory
 folder: it would be committed. Before-contents that hold a possible secret are not kept
 where the store refuses secrets (the entry says they were withheld).
+
+Changes made by other programs (an agent or a tool writing files, `git pull`, an editor
+saving a file itself) are journaled by the long-lived servers that watch the folders
+(`observe`, `sync_baseline`): the journal keeps each memory's bytes as last seen (the
+`baseline` table), so that the content before such a change is at hand when it is seen.
+A change the Store made updates the baseline as it is recorded, so its file event finds
+nothing new; of two servers that see one change, the first records it.
 """
 
 from __future__ import annotations
@@ -12,10 +19,11 @@ import contextlib
 import hashlib
 import os
 import sqlite3
+import stat
 import threading
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from memory_ls.core.folders import StoreConfig
@@ -28,8 +36,25 @@ MAX_ENTRIES_PER_MEMORY = 50
 MAX_TOTAL_BYTES = 32 * 1024 * 1024
 # Entries in all (creations keep no bytes, yet each row costs some).
 MAX_ENTRIES = 100_000
+# A content larger than this is not kept (its entry says withheld): one file written from
+# outside could otherwise fill the cache (the store refuses memories over maxMemoryBytes,
+# 512 KiB by default, but another program writes what it likes).
+MAX_KEPT_FILE_BYTES = 4 * 1024 * 1024
 BUSY_TIMEOUT_SECONDS = 30.0
 SCHEMA_VERSION = 1
+# A change seen within this long of the Store's own record of the same versions is that
+# record (the other process saw the file before the writer recorded it), and a save the
+# editor announces this long after a watcher saw it is the editor's.
+RELABEL_SECONDS = 10.0
+# A change to a file this close in time to a move of the repository's HEAD (its reflog,
+# ORIG_HEAD) is taken for git's (checkout, pull, merge, reset, rebase).
+GIT_WINDOW_NS = 2_000_000_000
+# Who made a change seen on disk (no Store of ours made it).
+EXTERNAL_SOURCE = "external"
+GIT_SOURCE = "git"
+EDITOR_SAVE_SOURCE = "editor"
+# Observed sources a later, better-informed record may rename.
+_SEEN_SOURCES = (EXTERNAL_SOURCE, GIT_SOURCE)
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS entries (
@@ -53,7 +78,24 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS totals (bytes INTEGER NOT NULL)",
     "INSERT INTO totals (bytes) SELECT COALESCE(SUM(LENGTH(before)), 0) FROM entries"
     " WHERE NOT EXISTS (SELECT 1 FROM totals)",
+    # Each memory's bytes as last seen or written (deflated; NULL: withheld), by path.
+    """CREATE TABLE IF NOT EXISTS baseline (
+        path TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        size INTEGER NOT NULL,
+        version TEXT NOT NULL,
+        data BLOB
+    )""",
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
 )
+# Columns added after the first journals were written (name, declaration).
+_ADDED_COLUMNS = (
+    ("reviewed", "INTEGER NOT NULL DEFAULT 0"),
+    ("after_size", "INTEGER"),
+)
+# Set once every memory's bytes are in `baseline`: from then on a file without a row is new.
+_BASELINE_COMPLETE = "baseline-complete"
 
 
 @dataclass(frozen=True)
@@ -65,14 +107,16 @@ class Entry:
     name: str  # qualified name of the memory before the change
     path: str  # where the file was before the change
     action: str  # save, edit, delete, move, revert
-    source: str  # who made it: cli, mcp:<client>, editor, core
+    source: str  # who made it: cli, mcp:<client>, editor, core, external, git
     before_size: int | None  # bytes before; None when there was no file
-    withheld: bool  # the before-content held a possible secret and was not kept
+    withheld: bool  # the before-content was not kept (a possible secret, or too large)
     version_before: str | None
     version_after: str | None
     new_path: str | None = None  # a move: where the file went
     new_name: str | None = None  # a move: the memory's new qualified name
     deflated: bytes | None = None
+    reviewed: bool = False
+    after_size: int | None = None  # bytes after; None when there is no file after
 
     @property
     def before(self) -> bytes | None:
@@ -92,6 +136,8 @@ class Entry:
             "versionAfter": self.version_after,
             "sizeBefore": self.before_size,
             "withheld": self.withheld,
+            "sizeAfter": self.after_size,
+            "reviewed": self.reviewed,
         }
         if self.new_path is not None:
             shown["newPath"] = self.new_path
@@ -125,6 +171,8 @@ class Journal:
         self.max_entries = max_entries
         self._db: sqlite3.Connection | None = None
         self._lock = threading.Lock()
+        # Write transactions committed through this object (a relabel changes no count).
+        self.writes = 0
 
     @classmethod
     def for_store(cls, config: StoreConfig) -> Journal:
@@ -146,6 +194,10 @@ class Journal:
                 db.execute("BEGIN IMMEDIATE")
                 for statement in _SCHEMA:
                     db.execute(statement)
+                have = {row[1] for row in db.execute("PRAGMA table_info(entries)")}
+                for column, declaration in _ADDED_COLUMNS:
+                    if column not in have:
+                        db.execute(f"ALTER TABLE entries ADD COLUMN {column} {declaration}")
                 db.execute("COMMIT")
             except BaseException:
                 db.close()
@@ -165,6 +217,7 @@ class Journal:
                 db.execute("ROLLBACK")
                 raise
             db.execute("COMMIT")
+            self.writes += 1
 
     def record(
         self,
@@ -181,33 +234,299 @@ class Journal:
         """Append an entry for a change; its id, or None when the change changed nothing."""
         if before == after and new_path is None:
             return None
-        withheld = before is not None and self.withhold_secrets and _has_secret(before)
-        deflated = zlib.compress(before) if before is not None and not withheld else None
+        withheld = before is not None and self._withholds(before)
+        deflated = self._kept(before)
+        v_before = None if before is None else version_of(before)
+        v_after = None if after is None else version_of(after)
+        kept = self._kept(after)
         with self._transaction() as db:
-            cursor = db.execute(
-                "INSERT INTO entries (time, name, path, new_path, new_name, action, source,"
-                " before, before_size, withheld, version_before, version_after)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    time.time(),
-                    name,
-                    path,
-                    new_path,
-                    new_name,
-                    action,
-                    source,
-                    deflated,
-                    None if before is None else len(before),
-                    int(withheld),
-                    None if before is None else version_of(before),
-                    None if after is None else version_of(after),
-                ),
-            )
-            entry_id = cursor.lastrowid
-            kept = 0 if deflated is None else len(deflated)
-            db.execute("UPDATE totals SET bytes = bytes + ?", (kept,))
-            self._trim(db, name)
+            # A watcher (another process's, say) saw the file before this writer recorded it.
+            entry_id = self._relabel(db, name, v_before, v_after, source, action)
+            if entry_id is None:
+                entry_id = self._insert(
+                    db,
+                    action=action,
+                    name=name,
+                    path=path,
+                    source=source,
+                    deflated=deflated,
+                    before_size=None if before is None else len(before),
+                    withheld=withheld,
+                    versions=(v_before, v_after),
+                    after_size=None if after is None else len(after),
+                    new_path=new_path,
+                    new_name=new_name,
+                )
+            db.execute("DELETE FROM baseline WHERE path = ?", (path,))
+            if after is not None:
+                self._set_baseline(
+                    db, new_path or path, new_name or name, _mtime_ns(new_path or path), after, kept
+                )
         return entry_id
+
+    def _withholds(self, data: bytes) -> bool:
+        """Whether a content is not kept: too large, or a possible secret (where refused)."""
+        return len(data) > MAX_KEPT_FILE_BYTES or (self.withhold_secrets and _has_secret(data))
+
+    def _kept(self, data: bytes | None) -> bytes | None:
+        """What the baseline keeps of a content: deflated, or None (withheld)."""
+        if data is None or self._withholds(data):
+            return None
+        return zlib.compress(data)
+
+    def _insert(
+        self,
+        db: sqlite3.Connection,
+        *,
+        action: str,
+        name: str,
+        path: str,
+        source: str,
+        deflated: bytes | None,
+        before_size: int | None,
+        withheld: bool,
+        versions: tuple[str | None, str | None],
+        after_size: int | None,
+        new_path: str | None = None,
+        new_name: str | None = None,
+    ) -> int:
+        cursor = db.execute(
+            "INSERT INTO entries (time, name, path, new_path, new_name, action, source,"
+            " before, before_size, withheld, version_before, version_after, after_size)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                time.time(),
+                name,
+                path,
+                new_path,
+                new_name,
+                action,
+                source,
+                deflated,
+                before_size,
+                int(withheld),
+                versions[0],
+                versions[1],
+                after_size,
+            ),
+        )
+        entry_id = int(cursor.lastrowid or 0)
+        kept = 0 if deflated is None else len(deflated)
+        db.execute("UPDATE totals SET bytes = bytes + ?", (kept,))
+        self._trim(db, name)
+        return entry_id
+
+    @staticmethod
+    def _relabel(
+        db: sqlite3.Connection,
+        name: str,
+        v_before: str | None,
+        v_after: str | None,
+        source: str,
+        action: str | None,
+    ) -> int | None:
+        """Give a recent entry seen on disk with these versions to the one who made it."""
+        row = db.execute(
+            "SELECT id, version_before, version_after, source, time FROM entries"
+            " WHERE name = ? ORDER BY id DESC LIMIT 1",
+            (name,),
+        ).fetchone()
+        if (
+            row is None
+            or row[3] not in _SEEN_SOURCES
+            or (row[1], row[2]) != (v_before, v_after)
+            or time.time() - float(row[4]) > RELABEL_SECONDS
+        ):
+            return None
+        if action is None:
+            db.execute("UPDATE entries SET source = ? WHERE id = ?", (source, row[0]))
+        else:
+            db.execute(
+                "UPDATE entries SET source = ?, action = ? WHERE id = ?", (source, action, row[0])
+            )
+        return int(row[0])
+
+    @staticmethod
+    def _set_baseline(
+        db: sqlite3.Connection,
+        path: str,
+        name: str,
+        mtime_ns: int,
+        data: bytes,
+        kept: bytes | None,
+    ) -> None:
+        db.execute(
+            "INSERT OR REPLACE INTO baseline (path, name, mtime_ns, size, version, data)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (path, name, mtime_ns, len(data), version_of(data), kept),
+        )
+
+    # ----- changes seen on disk --------------------------------------------------------
+
+    def observe(self, seen: Sequence[Seen], source: str = EXTERNAL_SOURCE) -> list[int]:
+        """Journal the files as they are now against their bytes as last seen; the ids of
+        the entries made (none for a file as last seen, or one seen for the first time
+        before the baseline was complete). A `Seen` of its own source overrides `source`."""
+        made: list[int] = []
+        prepared = [(item, self._kept(item.data)) for item in seen]  # outside the lock
+        with self._transaction() as db:
+            complete = _is_complete(db)
+            for item, kept in prepared:
+                entry_id = self._observe_one(db, item, kept, item.source or source, complete)
+                if entry_id is not None:
+                    made.append(entry_id)
+        return made
+
+    def _observe_one(
+        self, db: sqlite3.Connection, item: Seen, kept: bytes | None, source: str, complete: bool
+    ) -> int | None:
+        row = db.execute(
+            "SELECT name, size, version, data FROM baseline WHERE path = ?", (item.path,)
+        ).fetchone()
+        if item.data is None:
+            if row is None:
+                return None
+            db.execute("DELETE FROM baseline WHERE path = ?", (item.path,))
+            return self._insert(
+                db,
+                action="delete",
+                name=str(row[0]),
+                path=item.path,
+                source=source,
+                deflated=row[3],
+                before_size=int(row[1]),
+                withheld=row[3] is None,
+                versions=(str(row[2]), None),
+                after_size=None,
+            )
+        version = version_of(item.data)
+        if row is not None and row[2] == version:
+            db.execute(
+                "UPDATE baseline SET mtime_ns = ? WHERE path = ?", (item.mtime_ns, item.path)
+            )
+            if source not in _SEEN_SOURCES:  # the editor says the change a watcher saw is its
+                self._relabel(
+                    db, item.name, _previous_version(db, item.name), version, source, None
+                )
+            return None
+        self._set_baseline(db, item.path, item.name, item.mtime_ns, item.data, kept)
+        if row is None and not complete:
+            return None  # never seen before: its earlier content is unknown
+        return self._insert(
+            db,
+            action="save",
+            name=item.name,
+            path=item.path,
+            source=source,
+            deflated=None if row is None else row[3],
+            before_size=None if row is None else int(row[1]),
+            withheld=row is not None and row[3] is None,
+            versions=(None if row is None else str(row[2]), version),
+            after_size=len(item.data),
+        )
+
+    def baseline_stamps(self) -> dict[str, tuple[int, int]]:
+        """The (mtime_ns, size) of every file in the baseline, by path."""
+        with self._lock:
+            rows = self._connect().execute("SELECT path, mtime_ns, size FROM baseline")
+            return {str(path): (int(mtime), int(size)) for path, mtime, size in rows}
+
+    def sync_baseline(
+        self, files: Mapping[str, tuple[str, int, int]], *, batch: int = 500
+    ) -> list[int]:
+        """Compare every memory (path: name, mtime_ns, size) with the baseline and journal
+        what changed, appeared or went since it was last seen (while no server ran, say);
+        the first sync only fills it. The ids of the entries made."""
+        known = self.baseline_stamps()
+        changed = [path for path, (_n, *stamp) in files.items() if known.get(path) != tuple(stamp)]
+        gone = [path for path in known if path not in files]
+        made: list[int] = []
+        for start in range(0, len(changed), batch):
+            seen = [
+                item
+                for path in changed[start : start + batch]
+                if (item := seen_file(path, files[path][0])) is not None
+            ]
+            made += self.observe(seen)
+        # A file still there is no memory any more (an ignore pattern now covers it): it
+        # is forgotten, not journaled as deleted.
+        still_there = [path for path in gone if os.path.lexists(path)]
+        made += self.observe([Seen(path, "", None, 0) for path in gone if path not in still_there])
+        with self._transaction() as db:
+            db.executemany("DELETE FROM baseline WHERE path = ?", [(p,) for p in still_there])
+            db.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES (?, '1')", (_BASELINE_COMPLETE,)
+            )
+        return made
+
+    # ----- reading and reviewing -------------------------------------------------------
+
+    def recent(self, limit: int = 50, before_id: int | None = None) -> list[Entry]:
+        """The latest entries of every memory, newest first (older than `before_id`)."""
+        with self._lock:
+            rows = self._connect().execute(
+                f"SELECT {_COLUMNS} FROM entries WHERE id < ? ORDER BY id DESC LIMIT ?",
+                (before_id if before_id is not None else 2**62, limit),
+            )
+            return [_entry(row) for row in rows]
+
+    def unreviewed(self) -> int:
+        """How many entries nobody marked reviewed."""
+        with self._lock:
+            return int(
+                self._connect()
+                .execute("SELECT COUNT(*) FROM entries WHERE NOT reviewed")
+                .fetchone()[0]
+            )
+
+    def latest_id(self) -> int:
+        """The newest entry's id (0: none)."""
+        with self._lock:
+            row = self._connect().execute("SELECT MAX(id) FROM entries").fetchone()
+        return int(row[0] or 0)
+
+    def mark_reviewed(self, ids: Sequence[int] | None, reviewed: bool = True) -> int:
+        """Mark entries reviewed (None: every entry); how many changed."""
+        with self._transaction() as db:
+            if ids is None:
+                cursor = db.execute(
+                    "UPDATE entries SET reviewed = ? WHERE reviewed != ?", (int(reviewed),) * 2
+                )
+            else:
+                cursor = db.executemany(
+                    "UPDATE entries SET reviewed = ? WHERE id = ? AND reviewed != ?",
+                    [(int(reviewed), int(i), int(reviewed)) for i in ids],
+                )
+            return int(cursor.rowcount)
+
+    def after(self, entry: Entry) -> tuple[bytes | None, str]:
+        """The content just after a change, and where it comes from: `journal` (the next
+        change's before), `current` (the file now: no later change), or `withheld`."""
+        name = entry.new_name or entry.name
+        path = entry.new_path or entry.path
+        with self._lock:
+            row = (
+                self._connect()
+                .execute(
+                    f"SELECT {_COLUMNS} FROM entries WHERE id > ? AND (name = ? OR path = ?)"
+                    " ORDER BY id LIMIT 1",
+                    (entry.id, name, path),
+                )
+                .fetchone()
+            )
+        if row is not None:
+            following = _entry(row)
+            if following.version_before == entry.version_after:
+                if following.withheld:
+                    return None, "withheld"
+                return following.before, "journal"
+        if entry.version_after is None:
+            return None, "journal"
+        try:
+            with open(path, "rb") as handle:
+                return handle.read(), "current"
+        except OSError:
+            return None, "current"
 
     def _trim(self, db: sqlite3.Connection, name: str) -> None:
         """Drop the memory's entries beyond its count, then the oldest beyond the bounds."""
@@ -273,13 +592,13 @@ class Journal:
 
 _COLUMNS = (
     "id, time, name, path, action, source, before_size, withheld, version_before,"
-    " version_after, new_path, new_name, before"
+    " version_after, new_path, new_name, before, reviewed, after_size"
 )
 
 
 def _entry(row: tuple[object, ...]) -> Entry:
     (entry_id, at, name, path, action, source, size, withheld, v_before, v_after) = row[:10]
-    new_path, new_name, deflated = row[10:]
+    new_path, new_name, deflated, reviewed, after_size = row[10:]
     return Entry(
         id=int(str(entry_id)),
         time=float(str(at)),
@@ -294,9 +613,118 @@ def _entry(row: tuple[object, ...]) -> Entry:
         new_path=None if new_path is None else str(new_path),
         new_name=None if new_name is None else str(new_name),
         deflated=deflated if isinstance(deflated, bytes) else None,
+        reviewed=bool(reviewed),
+        after_size=None if after_size is None else int(str(after_size)),
     )
 
 
 def _has_secret(data: bytes) -> bool:
     """Whether a content holds something that looks like a credential."""
     return any(True for _hit in find_secrets(data.decode("utf-8", "replace")))
+
+
+@dataclass(frozen=True)
+class Seen:
+    """A memory file as seen on disk now (data None: it is gone)."""
+
+    path: str
+    name: str  # qualified
+    data: bytes | None
+    mtime_ns: int
+    source: str | None = None  # who changed it, when known (else the observer's default)
+
+
+def seen_file(path: str, name: str, source: str | None = None) -> Seen | None:
+    """A memory file as it is now (gone: data None); None when it cannot be read."""
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            return Seen(path, name, None, 0, source)
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        return Seen(path, name, None, 0, source)
+    except OSError:
+        return None
+    return Seen(path, name, data, info.st_mtime_ns, source)
+
+
+def observe_paths(
+    journal: Journal,
+    config: StoreConfig,
+    paths: Iterable[str],
+    source_of: Callable[[str, int], str] | None = None,
+) -> list[int]:
+    """Journal the memory files among `paths` as they are now (changed, created or gone);
+    `source_of(path, mtime_ns)` says who changed one (default: `seen_source`)."""
+    seen: list[Seen] = []
+    for path in paths:
+        name = config.qualified_name_of(path)
+        if name is None:
+            continue
+        item = seen_file(path, name)
+        if item is not None:
+            source = (source_of or seen_source)(path, item.mtime_ns)
+            seen.append(Seen(item.path, name, item.data, item.mtime_ns, source))
+    return journal.observe(seen) if seen else []
+
+
+def seen_source(path: str, mtime_ns: int | None = None) -> str:
+    """`git` when a file changed with a move of its repository's HEAD (checkout, pull,
+    merge, reset, rebase: HEAD's reflog or ORIG_HEAD written within GIT_WINDOW_NS of the
+    file), else `external`. `git status` and fetches touch neither."""
+    git_dir = _git_dir(os.path.dirname(path))
+    if git_dir is None:
+        return EXTERNAL_SOURCE
+    when = mtime_ns if mtime_ns else time.time_ns()
+    for marker in ("logs/HEAD", "ORIG_HEAD", "HEAD"):
+        try:
+            moved = os.stat(os.path.join(git_dir, marker)).st_mtime_ns
+        except OSError:
+            continue
+        if abs(moved - when) <= GIT_WINDOW_NS:
+            return GIT_SOURCE
+    return EXTERNAL_SOURCE
+
+
+def _git_dir(directory: str) -> str | None:
+    """The git directory of the repository holding `directory` (None: no repository)."""
+    current = os.path.abspath(directory)
+    while True:
+        candidate = os.path.join(current, ".git")
+        if os.path.isdir(candidate):
+            return candidate
+        if os.path.isfile(candidate):  # a linked worktree or submodule: `gitdir: PATH`
+            try:
+                with open(candidate, encoding="utf-8") as handle:
+                    line = handle.readline().strip()
+            except OSError:
+                return None
+            if line.startswith("gitdir:"):
+                return os.path.join(current, line[len("gitdir:") :].strip())
+            return None
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def _mtime_ns(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0  # unknown: the next sync reads the file again
+
+
+def _is_complete(db: sqlite3.Connection) -> bool:
+    return (
+        db.execute("SELECT 1 FROM meta WHERE key = ?", (_BASELINE_COMPLETE,)).fetchone() is not None
+    )
+
+
+def _previous_version(db: sqlite3.Connection, name: str) -> str | None:
+    """The version before the memory's latest entry (what a relabel must match)."""
+    row = db.execute(
+        "SELECT version_before FROM entries WHERE name = ? ORDER BY id DESC LIMIT 1", (name,)
+    ).fetchone()
+    return None if row is None or row[0] is None else str(row[0])

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from memory_ls.core.folders import Folder, StoreConfig
 from memory_ls.core.fulltext import Listing, SearchIndex
 from memory_ls.core.index import MemoryIndex, Stamp, facts_cache_path
+from memory_ls.core.journal import Journal, observe_paths
 from memory_ls.core.listing import FolderScan, ScanCache, ScanFolder
 from memory_ls.core.store import MemoryFile, Resolved, Store
 from memory_ls.core.watching import (
@@ -75,6 +76,8 @@ class LiveStore:
         self.index = MemoryIndex(config)
         self.search_index = SearchIndex(config, live=True)
         self.scan_cache = LiveScanCache(config, self.index)
+        # Changes seen on disk that no Store of ours made are journaled (history, revert).
+        self.journal = Journal.for_store(config)
         self._ranks = {folder.path: rank for rank, folder in enumerate(config.folders)}
         self._pending: set[str] = set()
         self._pending_lock = threading.Lock()
@@ -143,6 +146,8 @@ class LiveStore:
     def _load(self) -> None:
         """List the folders once; from that listing bring the full-text index in line (what
         a first search waits for), then the listing, the name index and the facts."""
+        # Every memory's (name, stamp), once listed: what the journal's baseline is compared with.
+        baseline: dict[str, tuple[str, int, int]] | None = None
         collecting = gc.isenabled()
         gc.disable()  # 100,000 objects that hold no cycles: collected once, at the end
         try:
@@ -158,6 +163,11 @@ class LiveStore:
             self.scan_cache.load(memories)
             self.scan_cache.prepare()  # what a first listing waits for
             self.index.scan(memories, stamps)
+            baseline = {
+                m.path: (m.qualified, s.mtime_ns, s.size)
+                for m in memories
+                if (s := stamps.get(m.path))
+            }
         except Exception:
             logger.exception("listing the memory folders failed")
             self.scan_cache.load(())
@@ -182,6 +192,12 @@ class LiveStore:
             gc.freeze()  # the facts, as the listing above
         except Exception:
             logger.exception("learning the memories' facts failed")
+        try:
+            # What changed while no server watched (the first time: every memory's bytes).
+            if baseline is not None:
+                self.journal.sync_baseline(baseline)
+        except Exception:
+            logger.exception("catching up the change journal failed")
 
     def _listed(self, listing: Listing) -> tuple[list[MemoryFile], dict[str, Stamp]]:
         """Every memory file of a walk in lookup order, with its stamp."""
@@ -277,6 +293,7 @@ class LiveStore:
             if update.paths:
                 self.scan_cache.absorb(update.paths)
                 self.search_index.apply(update.paths, reread=True)
+                self._journal_seen(update.paths)
         if len(wanted) >= BURST_PATHS or self._burst_directories:
             self._burst(wanted)
         # Something appeared on the way to a folder that did not exist: watch it now, and
@@ -295,6 +312,13 @@ class LiveStore:
             except WatchUnavailable as exc:
                 logger.warning("memory-ls mcp: %s; changes are no longer seen", exc)
             self.enqueue(folder for folder in related if os.path.isdir(folder))
+
+    def _journal_seen(self, paths: Iterable[str]) -> None:
+        """Journal the changes of these files that no Store of ours made."""
+        try:
+            observe_paths(self.journal, self.config, paths)
+        except Exception:
+            logger.exception("journaling the changes of %s failed", sorted(paths))
 
     def _burst(self, paths: set[str]) -> None:
         """Remember where a burst happened; read those directories again once it is over."""

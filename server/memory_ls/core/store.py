@@ -59,7 +59,7 @@ from memory_ls.core.fsio import (
 )
 from memory_ls.core.fulltext import SearchIndex, Unindexed
 from memory_ls.core.gate import check_content, check_version, decode_for_read, version_of
-from memory_ls.core.journal import Entry, Journal
+from memory_ls.core.journal import MAX_KEPT_FILE_BYTES, Entry, Journal
 from memory_ls.core.listing import (
     ScanCache,
     check_limit,
@@ -966,6 +966,11 @@ class Store:
         if entry.action == "move" and entry.new_name is not None:
             answer = self.move(entry.new_name, entry.name)
             return {**answer, "revertedTo": entry.id}
+        if entry.withheld and (entry.before_size or 0) > MAX_KEPT_FILE_BYTES:
+            raise TooLarge(
+                f"The content of {entry.name!r} before change {entry.id} was larger than "
+                f"{MAX_KEPT_FILE_BYTES} bytes, so the journal did not keep it; nothing was changed."
+            )
         if entry.withheld:
             raise PossibleSecret(
                 f"The content of {entry.name!r} before change {entry.id} held what looks like "

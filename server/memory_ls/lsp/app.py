@@ -19,6 +19,7 @@ from memory_ls.lsp import (
     diagnostics,
     hover,
     indexing,
+    journal,
     lifecycle,
     links,
     patterns,
@@ -60,6 +61,7 @@ def build_server(cli: Layer) -> MemoryServer:
         rename,
         repository,
         code_actions,
+        journal,
     ):
         feature.register(server)
     return server

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from mcp.types import CallToolResult, InputRequiredResult
 
 SERVER_NAME = "memory-ls"
+# A client name is cut to this many characters in the journal's source (`mcp:<name>`).
+MAX_CLIENT_NAME = 64
 
 # Serena's memory tools (serena/tools/memory_tools.py, 2.1.0), offered under these names.
 SERENA_TOOLS = (
@@ -59,6 +61,18 @@ def check_tool_prefix(prefix: str) -> None:
             "--tool-prefix",
             [f"{prefix!r} is not a tool-name prefix: use up to 64 of A-Z a-z 0-9 _ - ."],
         )
+
+
+def journal_source(context: Any) -> str:
+    """`mcp:<name>` of the client that called (its `initialize` clientInfo), else `mcp`."""
+    try:
+        params = context.request_context.session.client_params
+        name = str(params.client_info.name).strip()
+    except (AttributeError, ValueError):  # no request context, or no client info
+        return "mcp"
+    # One short line: it is shown in lists and history.
+    name = " ".join(name.split())[:MAX_CLIENT_NAME]
+    return f"mcp:{name}" if name else "mcp"
 
 
 def build_server(
@@ -96,6 +110,7 @@ def build_server(
             context: "Context[Any, Any] | None" = None,
         ) -> "CallToolResult | InputRequiredResult":
             """Run a tool; a misspelt or mistyped argument is refused, never guessed at."""
+            stores.source = journal_source(context)
             known = known_arguments.get(name)
             unknown = sorted(set(arguments) - known) if known is not None else []
             if known is not None and unknown:

@@ -46,6 +46,8 @@ class StoreFactory:
         self.scan_cache = ScanCache()
         # The journal of the configuration last used, one connection kept between calls.
         self.journal: Journal | None = None
+        # Whom the writes are journaled for: `mcp:<clientInfo.name>` once the client said.
+        self.source = "mcp"
 
     def config(self) -> StoreConfig:
         """Resolve the folders now; report configured folders that do not exist when that changes.
@@ -100,7 +102,7 @@ class StoreFactory:
             self.journal = Journal(path)
         self.journal.withhold_secrets = config.secrets == "refuse"  # the settings' now
         store.journal = self.journal
-        store.source = "mcp"
+        store.source = self.source
         return store
 
     def _indexed_store(self, config: StoreConfig) -> Store:
