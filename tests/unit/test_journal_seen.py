@@ -13,7 +13,13 @@ from store_helpers import Workspace
 
 from memory_ls.core import Store
 from memory_ls.core.errors import TooLarge
-from memory_ls.core.journal import MAX_KEPT_FILE_BYTES, Journal, observe_paths, seen_source
+from memory_ls.core.journal import (
+    MAX_KEPT_FILE_BYTES,
+    Journal,
+    observe_paths,
+    seen_source,
+    sync_baseline_elsewhere,
+)
 
 SECRET = "token: ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
@@ -211,3 +217,21 @@ def test_a_file_too_large_to_keep_is_journaled_without_its_content(ws: Workspace
     with pytest.raises(TooLarge):
         store.revert("huge", made)
     assert huge.read_bytes() == b"# Small again\n"
+
+
+def test_the_catch_up_in_a_process_of_its_own_journals_into_the_store_s_journal(
+    ws: Workspace,
+) -> None:
+    """`sync_baseline_elsewhere` (what the servers run: a first catch-up reads every
+    memory) fills the baseline of the store's own journal, then journals what changed
+    while no server ran there, with the exact previous bytes, and says how many."""
+    store = _store(ws)
+    kept = ws.primary / "kept.md"
+    kept.write_bytes(b"kept, before\r\n")
+    assert sync_baseline_elsewhere(store.config, _files(store)) == 0
+    assert set(store.journal.baseline_stamps()) == {str(kept)}
+    kept.write_bytes(b"kept, after\n")
+    (ws.primary / "new.md").write_bytes(b"new\n")
+    assert sync_baseline_elsewhere(store.config, _files(store)) == 2
+    shown = {(e.name, e.before, e.source) for e in store.journal.recent()}
+    assert shown == {("kept", b"kept, before\r\n", "external"), ("new", None, "external")}

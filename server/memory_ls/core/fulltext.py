@@ -339,6 +339,9 @@ class SearchIndex:
         self._seen: list[tuple[str, tuple[int, int], str, Document]] | None = None
         # Set once a first sync the owner announced (`expect_sync`) has begun or ended.
         self._sync_begun: threading.Event | None = None
+        # Set when a sync ended (done or not): work that should not share the first
+        # indexing's time waits for it (`wait_synced`).
+        self._sync_ended = threading.Event()
 
     # ----- the database ------------------------------------------------------------------
 
@@ -537,10 +540,16 @@ class SearchIndex:
                 self._unsynced = None
                 if self._sync_begun is not None:
                     self._sync_begun.set()
+                self._sync_ended.set()
             with self._unread_lock:
                 self._unread.clear()
                 self._unread_bytes = 0
         return True
+
+    def wait_synced(self, timeout: float) -> bool:
+        """Wait until a sync of the index has ended (at most `timeout` seconds): whether
+        one has."""
+        return self._sync_ended.wait(timeout)
 
     def _indexed_now(
         self, unsynced: dict[tuple[int, str], str], keys: Iterable[tuple[int, str]]

@@ -18,8 +18,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import pickle
 import sqlite3
 import stat
+import subprocess
+import sys
 import threading
 import time
 import zlib
@@ -50,6 +53,14 @@ RELABEL_SECONDS = 10.0
 # ORIG_HEAD) is taken for git's (checkout, pull, merge, reset, rebase).
 GIT_WINDOW_NS = 2_000_000_000
 # Who made a change seen on disk (no Store of ours made it).
+# The catch-up with the disk (`sync_baseline_elsewhere`) runs at this niceness (POSIX).
+BASELINE_NICENESS = 10
+# What the catch-up's process runs: this process's import path first (an editor's bundled
+# libraries), then the job.
+BASELINE_CODE = (
+    "import pickle, sys; sys.path[:0] = pickle.load(sys.stdin.buffer); "
+    "from memory_ls.core.journal import baseline_main; baseline_main()"
+)
 EXTERNAL_SOURCE = "external"
 GIT_SOURCE = "git"
 EDITOR_SAVE_SOURCE = "editor"
@@ -728,3 +739,42 @@ def _previous_version(db: sqlite3.Connection, name: str) -> str | None:
         "SELECT version_before FROM entries WHERE name = ? ORDER BY id DESC LIMIT 1", (name,)
     ).fetchone()
     return None if row is None or row[0] is None else str(row[0])
+
+
+def sync_baseline_elsewhere(config: StoreConfig, files: Mapping[str, tuple[str, int, int]]) -> int:
+    """`Journal.sync_baseline` of `files` in a process of its own, at low priority: the
+    first catch-up reads and compresses every memory (4.5 s of CPU at 100,000 memories),
+    which a server's searches and keystrokes should neither wait for nor share a GIL
+    with. How many entries it made; done here when no process can be started."""
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-c", BASELINE_CODE],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            close_fds=True,
+        )
+    except OSError:
+        return len(Journal.for_store(config).sync_baseline(files))
+    job = pickle.dumps(sys.path) + pickle.dumps((config, dict(files)))
+    out, err = process.communicate(job)
+    if process.returncode != 0:
+        raise RuntimeError(
+            f"the change journal's catch-up stopped ({process.returncode}): "
+            + err.decode("utf-8", errors="replace").strip()[-2000:]
+        )
+    return int(out.strip() or 0)
+
+
+def baseline_main() -> None:
+    """The catch-up process (`sync_baseline_elsewhere`): the job on stdin, the count of
+    entries made on stdout."""
+    config, files = pickle.load(sys.stdin.buffer)
+    if hasattr(os, "nice"):  # background work: the server and the user go first
+        os.nice(BASELINE_NICENESS)
+    journal = Journal.for_store(config)
+    try:
+        made = journal.sync_baseline(files)
+    finally:
+        journal.close()
+    sys.stdout.write(str(len(made)))

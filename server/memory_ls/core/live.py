@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from memory_ls.core.folders import Folder, StoreConfig
 from memory_ls.core.fulltext import Listing, SearchIndex
 from memory_ls.core.index import MemoryIndex, Stamp, facts_cache_path
-from memory_ls.core.journal import Journal, observe_paths
+from memory_ls.core.journal import Journal, observe_paths, sync_baseline_elsewhere
 from memory_ls.core.listing import FolderScan, ScanCache, ScanFolder
 from memory_ls.core.store import MemoryFile, Resolved, Store
 from memory_ls.core.watching import (
@@ -195,7 +195,7 @@ class LiveStore:
         try:
             # What changed while no server watched (the first time: every memory's bytes).
             if baseline is not None:
-                self.journal.sync_baseline(baseline)
+                sync_baseline_elsewhere(self.config, baseline)
         except Exception:
             logger.exception("catching up the change journal failed")
 

@@ -26,7 +26,13 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from memory_ls.core.errors import InvalidArguments, MemoryStoreError, NotFound
 from memory_ls.core.index import MemoryIndex, Update
-from memory_ls.core.journal import Entry, Journal, observe_paths, seen_source
+from memory_ls.core.journal import (
+    Entry,
+    Journal,
+    observe_paths,
+    seen_source,
+    sync_baseline_elsewhere,
+)
 from memory_ls.lsp.commands import refusal
 from memory_ls.lsp.server import EDITOR_SOURCE, MemoryServer
 
@@ -39,6 +45,9 @@ DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
 # A file event this long after the editor said it saved the file is the editor's save.
 EDITOR_SAVE_SECONDS = 5.0
+# The catch-up with the disk waits at most this long for the first indexing for search:
+# both read every memory, and the index is what searches wait for.
+INDEXING_WAIT_SECONDS = 300.0
 
 logger = logging.getLogger(__name__)
 
@@ -153,7 +162,11 @@ class JournalWatch:
         if index.scanned and self._synced is not index:
             self._synced = index
             self.ready = False
-            self.ls.store_pool.submit(self._sync, index)
+            # A thread of its own: it waits for the indexing, which the store's threads
+            # (writes, searches) must not.
+            threading.Thread(
+                target=self._sync, args=(index,), name="memory-ls-journal-sync", daemon=True
+            ).start()
 
     def saved_by_editor(self, path: str) -> None:
         """The editor wrote this file itself: its change is the editor's."""
@@ -183,6 +196,9 @@ class JournalWatch:
         self.announce()
 
     def _sync(self, index: MemoryIndex) -> None:
+        self.ls.search_index.wait_synced(INDEXING_WAIT_SECONDS)
+        if self._synced is not index:
+            return  # a newer configuration's catch-up runs instead
         stamps = index.stamps()
         files: dict[str, tuple[str, int, int]] = {}
         for memory in index.files():
@@ -196,13 +212,13 @@ class JournalWatch:
             else:
                 files[memory.path] = (memory.qualified, stamp.mtime_ns, stamp.size)
         try:
-            made = self.ls.store.journal.sync_baseline(files)
+            made = sync_baseline_elsewhere(index.config, files)
         except Exception:
             # Logged once; the view stops waiting for it (its requests say what fails).
             logger.exception("catching up the change journal failed")
-            made = []
+            made = 0
         if made:
-            logger.info("journaled %d change(s) made while no server watched", len(made))
+            logger.info("journaled %d change(s) made while no server watched", made)
         self.ready = self._synced is index
         self.announce(force=True)
 
