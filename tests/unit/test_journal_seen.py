@@ -228,10 +228,10 @@ def test_the_catch_up_in_a_process_of_its_own_journals_into_the_store_s_journal(
     store = _store(ws)
     kept = ws.primary / "kept.md"
     kept.write_bytes(b"kept, before\r\n")
-    assert sync_baseline_elsewhere(store.config, _files(store)) == 0
+    assert sync_baseline_elsewhere(store.config) == 0
     assert set(store.journal.baseline_stamps()) == {str(kept)}
     kept.write_bytes(b"kept, after\n")
     (ws.primary / "new.md").write_bytes(b"new\n")
-    assert sync_baseline_elsewhere(store.config, _files(store)) == 2
+    assert sync_baseline_elsewhere(store.config) == 2
     shown = {(e.name, e.before, e.source) for e in store.journal.recent()}
     assert shown == {("kept", b"kept, before\r\n", "external"), ("new", None, "external")}

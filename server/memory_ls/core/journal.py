@@ -741,11 +741,12 @@ def _previous_version(db: sqlite3.Connection, name: str) -> str | None:
     return None if row is None or row[0] is None else str(row[0])
 
 
-def sync_baseline_elsewhere(config: StoreConfig, files: Mapping[str, tuple[str, int, int]]) -> int:
-    """`Journal.sync_baseline` of `files` in a process of its own, at low priority: the
-    first catch-up reads and compresses every memory (4.5 s of CPU at 100,000 memories),
-    which a server's searches and keystrokes should neither wait for nor share a GIL
-    with. How many entries it made; done here when no process can be started."""
+def sync_baseline_elsewhere(config: StoreConfig) -> int:
+    """`Journal.sync_baseline` of every memory of the store, in a process of its own at
+    low priority: the first catch-up reads and compresses every memory (4.5 s of CPU at
+    100,000 memories), which a server's searches and keystrokes should neither wait for
+    nor share a GIL with, and the list of files (tens of MB) is made there too. How many
+    entries it made; done here when no process can be started."""
     try:
         process = subprocess.Popen(
             [sys.executable, "-c", BASELINE_CODE],
@@ -755,9 +756,8 @@ def sync_baseline_elsewhere(config: StoreConfig, files: Mapping[str, tuple[str, 
             close_fds=True,
         )
     except OSError:
-        return len(Journal.for_store(config).sync_baseline(files))
-    job = pickle.dumps(sys.path) + pickle.dumps((config, dict(files)))
-    out, err = process.communicate(job)
+        return _sync_baseline(config)
+    out, err = process.communicate(pickle.dumps(sys.path) + pickle.dumps(config))
     if process.returncode != 0:
         raise RuntimeError(
             f"the change journal's catch-up stopped ({process.returncode}): "
@@ -767,14 +767,26 @@ def sync_baseline_elsewhere(config: StoreConfig, files: Mapping[str, tuple[str, 
 
 
 def baseline_main() -> None:
-    """The catch-up process (`sync_baseline_elsewhere`): the job on stdin, the count of
-    entries made on stdout."""
-    config, files = pickle.load(sys.stdin.buffer)
+    """The catch-up process (`sync_baseline_elsewhere`): the store's configuration on
+    stdin, the count of entries made on stdout."""
+    config = pickle.load(sys.stdin.buffer)
     if hasattr(os, "nice"):  # background work: the server and the user go first
         os.nice(BASELINE_NICENESS)
+    sys.stdout.write(str(_sync_baseline(config)))
+
+
+def _sync_baseline(config: StoreConfig) -> int:
+    from memory_ls.core.store import Store  # the store journals its writes here
+
+    files: dict[str, tuple[str, int, int]] = {}
+    for memory in Store(config).scan():
+        try:
+            info = os.stat(memory.path)
+        except OSError:
+            continue  # gone since: the next catch-up sees it gone
+        files[memory.path] = (memory.qualified, info.st_mtime_ns, info.st_size)
     journal = Journal.for_store(config)
     try:
-        made = journal.sync_baseline(files)
+        return len(journal.sync_baseline(files))
     finally:
         journal.close()
-    sys.stdout.write(str(len(made)))

@@ -146,8 +146,6 @@ class LiveStore:
     def _load(self) -> None:
         """List the folders once; from that listing bring the full-text index in line (what
         a first search waits for), then the listing, the name index and the facts."""
-        # Every memory's (name, stamp), once listed: what the journal's baseline is compared with.
-        baseline: dict[str, tuple[str, int, int]] | None = None
         collecting = gc.isenabled()
         gc.disable()  # 100,000 objects that hold no cycles: collected once, at the end
         try:
@@ -163,11 +161,6 @@ class LiveStore:
             self.scan_cache.load(memories)
             self.scan_cache.prepare()  # what a first listing waits for
             self.index.scan(memories, stamps)
-            baseline = {
-                m.path: (m.qualified, s.mtime_ns, s.size)
-                for m in memories
-                if (s := stamps.get(m.path))
-            }
         except Exception:
             logger.exception("listing the memory folders failed")
             self.scan_cache.load(())
@@ -194,8 +187,7 @@ class LiveStore:
             logger.exception("learning the memories' facts failed")
         try:
             # What changed while no server watched (the first time: every memory's bytes).
-            if baseline is not None:
-                sync_baseline_elsewhere(self.config, baseline)
+            sync_baseline_elsewhere(self.config)
         except Exception:
             logger.exception("catching up the change journal failed")
 

@@ -199,20 +199,8 @@ class JournalWatch:
         self.ls.search_index.wait_synced(INDEXING_WAIT_SECONDS)
         if self._synced is not index:
             return  # a newer configuration's catch-up runs instead
-        stamps = index.stamps()
-        files: dict[str, tuple[str, int, int]] = {}
-        for memory in index.files():
-            stamp = stamps.get(memory.path)
-            if stamp is None:
-                try:
-                    info = os.stat(memory.path)
-                except OSError:
-                    continue
-                files[memory.path] = (memory.qualified, info.st_mtime_ns, info.st_size)
-            else:
-                files[memory.path] = (memory.qualified, stamp.mtime_ns, stamp.size)
         try:
-            made = sync_baseline_elsewhere(index.config, files)
+            made = sync_baseline_elsewhere(index.config)
         except Exception:
             # Logged once; the view stops waiting for it (its requests say what fails).
             logger.exception("catching up the change journal failed")
