@@ -17,6 +17,7 @@ from memory_ls.lsp import (
     configuration,
     definition,
     diagnostics,
+    graph,
     hover,
     indexing,
     lifecycle,
@@ -60,6 +61,7 @@ def build_server(cli: Layer) -> MemoryServer:
         rename,
         repository,
         code_actions,
+        graph,
     ):
         feature.register(server)
     return server
