@@ -3,6 +3,7 @@
 import * as vscode from "vscode";
 import { registerMcpServers, registerTerminalCommand } from "./agents";
 import { registerCommands } from "./commands";
+import { registerGraph } from "./graph";
 import { MemoryServers } from "./servers";
 import { MemoryStatus } from "./status";
 import { MemoriesTree } from "./tree";
@@ -19,6 +20,7 @@ export function activate(context: vscode.ExtensionContext): void {
     new MemoryStatus(servers),
   );
   registerCommands(context, servers);
+  registerGraph(context, servers);
   const running = servers;
   registerMcpServers(context, running);
   registerTerminalCommand(context, () => running.all[0]?.server.output);
