@@ -18,6 +18,7 @@ from memory_ls.core.graph import (
     SHADOWED,
     STALE,
     UNREAD,
+    GraphCache,
     GraphQuery,
     memory_graph,
     store_graph,
@@ -175,3 +176,21 @@ def test_store_graph_counts_check_problems_and_is_json(store: StoreConfig) -> No
     # hub's [[gone]] is a broken link `check` reports.
     assert by_name(graph)["hub@0"][5] >= 1
     assert graph["total"]["edges"] == 5
+
+
+def test_the_cache_is_reused_until_the_index_changes_and_problems_stay_current(
+    store: StoreConfig, tmp_path: Path
+) -> None:
+    index = indexed(store)
+    cache = GraphCache()
+    first = cache.whole(index)
+    assert cache.whole(index) is first
+    assert memory_graph(index, {}, GraphQuery(tag="core"), cache)["total"]["nodes"] == 3
+    newcomer = tmp_path / "ws" / ".serena" / "memories" / "newcomer.md"
+    write(newcomer, "# New\n[[lonely]]\n")
+    index.update_path(str(newcomer))
+    index.learn_links()
+    assert cache.whole(index) is not first
+    assert ("newcomer", "lonely") in edge_names(memory_graph(index, {}, cache=cache))
+    flagged = memory_graph(index, {str(newcomer): ["stale-path"]}, cache=cache)
+    assert by_name(flagged)["newcomer@0"][4] & STALE

@@ -17,7 +17,7 @@ positions: at 10,000 memories about 40 bytes a node.
 
 from __future__ import annotations
 
-import heapq
+import threading
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -72,16 +72,57 @@ class _Node:
     name: str
     folder: int  # position in the folder list; -1 for a missing name
     flags: int
-    problems: int
+    path: str | None  # None for a missing name
     tags: tuple[str, ...]
     links_in: int = 0
     links_out: int = 0
+
+
+@dataclass
+class _Whole:
+    """The whole graph of one state of an index: built once, then filtered per request."""
+
+    key: tuple[object, ...]
+    folders: list[Folder]
+    nodes: list[_Node]
+    edges: list[tuple[int, int]]
+    position_of: dict[str, int]  # path -> node
+    pending: int
+    # Missing name's node -> the nodes that link to it.
+    missing: dict[int, list[int]]
+    # Node -> the nodes it links to or from, made on the first neighbourhood request.
+    around: dict[int, list[int]] | None = None
+    # Every node, the most linked first, made on the first request that needs a limit.
+    by_links: list[int] | None = None
+
+
+class GraphCache:
+    """The last whole graph built, reused while the index is unchanged (a server keeps
+    one: at 100,000 memories a build takes about a second). Problems are not part of it:
+    they are looked up per node sent."""
+
+    def __init__(self) -> None:
+        self._whole: _Whole | None = None
+        self._lock = threading.Lock()
+
+    def whole(self, index: MemoryIndex) -> _Whole:
+        """The whole graph for the index as it is now."""
+        key = (id(index), index.config, index.generation, index.facts_generation)
+        with self._lock:
+            known = self._whole
+            if known is not None and known.key == key:
+                return known
+        whole = _build(index, key)
+        with self._lock:
+            self._whole = whole
+        return whole
 
 
 def memory_graph(
     index: MemoryIndex,
     problems: Mapping[str, Sequence[str]],
     query: GraphQuery = GraphQuery(),
+    cache: GraphCache | None = None,
 ) -> dict[str, Any]:
     """The graph payload (README: "memory.graph") for an index; `problems` maps a file's
     path to the codes of its on-disk diagnostics."""
@@ -89,34 +130,20 @@ def memory_graph(
         raise InvalidArguments("memory.graph: limit must be at least 1.")
     if not 0 <= query.depth <= MAX_DEPTH:
         raise InvalidArguments(f"memory.graph: depth must be from 0 to {MAX_DEPTH}.")
-    folders = list(index.config.folders)
-    folder_at = {folder.path: position for position, folder in enumerate(folders)}
-    table = sorted(
-        index.link_table(), key=lambda row: (folder_at.get(row[0].folder.path, 0), row[0].name)
-    )
-    shadowed = index.shadowed_by()
-    nodes: list[_Node] = []
-    position_of: dict[str, int] = {}  # path -> node
-    for memory, tags, keys in table:
-        position_of[memory.path] = len(nodes)
-        nodes.append(_node(memory, tags, keys, shadowed, problems.get(memory.path, ()), folder_at))
-    edges = _edges(index, table, position_of, nodes)
-    for source, target in edges:
-        nodes[source].links_out += 1
-        nodes[target].links_in += 1
-    for node in nodes:
-        if node.links_in == 0 and node.links_out == 0 and not node.flags & MISSING:
-            node.flags |= ORPHAN
-    pending = sum(1 for _m, _t, keys in table if keys is None)
-
-    center = _center_position(index, position_of, query)
-    chosen = _choose(nodes, edges, center, query, folders)
+    whole = (cache or GraphCache()).whole(index)
+    folders, nodes, edges = whole.folders, whole.nodes, whole.edges
+    center = _center_position(index, whole.position_of, query)
+    chosen = _choose(whole, center, query)
     total_nodes = len(chosen)
-    shown = _most_linked(chosen, nodes, query.limit, center)
+    shown = _most_linked(whole, chosen, query.limit, center)
     renumber = {old: new for new, old in enumerate(shown)}
     shown_edges = [(renumber[s], renumber[t]) for s, t in edges if s in renumber and t in renumber]
-    chosen_set = set(chosen)
-    total_edges = sum(1 for s, t in edges if s in chosen_set and t in chosen_set)
+    if len(chosen) == len(nodes):
+        total_edges = len(edges)
+    else:
+        chosen_set = set(chosen)
+        total_edges = sum(1 for s, t in edges if s in chosen_set and t in chosen_set)
+    pending = whole.pending
     tag_names = sorted({tag for position in shown for tag in nodes[position].tags})
     tag_at = {tag: position for position, tag in enumerate(tag_names)}
     return {
@@ -134,7 +161,7 @@ def memory_graph(
             for folder in folders
         ],
         "tags": tag_names,
-        "nodes": [_row(nodes[position], tag_at) for position in shown],
+        "nodes": [_row(nodes[position], tag_at, problems) for position in shown],
         "edges": [end for edge in shown_edges for end in edge],
         "center": renumber.get(center) if center is not None else None,
         "total": {"nodes": total_nodes, "edges": total_edges},
@@ -144,12 +171,39 @@ def memory_graph(
     }
 
 
+def _build(index: MemoryIndex, key: tuple[object, ...]) -> _Whole:
+    """Every file as a node, every resolved link as an edge, broken ones to missing names."""
+    folders = list(index.config.folders)
+    folder_at = {folder.path: position for position, folder in enumerate(folders)}
+    table = sorted(
+        index.link_table(), key=lambda row: (folder_at.get(row[0].folder.path, 0), row[0].name)
+    )
+    shadowed = index.shadowed_by()
+    nodes: list[_Node] = []
+    position_of: dict[str, int] = {}
+    for memory, tags, keys in table:
+        position_of[memory.path] = len(nodes)
+        nodes.append(_node(memory, tags, keys, shadowed, folder_at))
+    edges = _edges(index, table, position_of, nodes)
+    for source, target in edges:
+        nodes[source].links_out += 1
+        nodes[target].links_in += 1
+    for node in nodes:
+        if node.links_in == 0 and node.links_out == 0 and not node.flags & MISSING:
+            node.flags |= ORPHAN
+    pending = sum(1 for _m, _t, keys in table if keys is None)
+    missing: dict[int, list[int]] = {}
+    for source, target in edges:
+        if nodes[target].flags & MISSING:
+            missing.setdefault(target, []).append(source)
+    return _Whole(key, folders, nodes, edges, position_of, pending, missing)
+
+
 def _node(
     memory: MemoryFile,
     tags: tuple[str, ...],
     keys: tuple[str, ...] | None,
     shadowed: Collection[str],
-    codes: Sequence[str],
     folder_at: Mapping[str, int],
 ) -> _Node:
     flags = 0
@@ -161,9 +215,7 @@ def _node(
         flags |= INVALID_NAME
     if keys is None:
         flags |= UNREAD
-    if "stale-path" in codes:
-        flags |= STALE
-    return _Node(memory.qualified, folder_at.get(memory.folder.path, 0), flags, len(codes), tags)
+    return _Node(memory.qualified, folder_at.get(memory.folder.path, 0), flags, memory.path, tags)
 
 
 def _edges(
@@ -186,7 +238,7 @@ def _edges(
             resolved[name] = position_of[found[0].path]
         else:
             resolved[name] = len(nodes)
-            nodes.append(_Node(name, -1, MISSING, 0, ()))
+            nodes.append(_Node(name, -1, MISSING, None, ()))
     edges: list[tuple[int, int]] = []
     for memory, _tags, keys in table:
         source = position_of[memory.path]
@@ -211,19 +263,17 @@ def _center_position(
     return position_of[entry.memory.path]
 
 
-def _choose(
-    nodes: Sequence[_Node],
-    edges: Sequence[tuple[int, int]],
-    center: int | None,
-    query: GraphQuery,
-    folders: Sequence[Folder],
-) -> list[int]:
+def _choose(whole: _Whole, center: int | None, query: GraphQuery) -> list[int]:
     """The nodes the query selects: the neighbourhood (if a centre is given), then the
     filters; a missing name passes where a selected memory links to it."""
+    nodes, edges = whole.nodes, whole.edges
     if center is not None:
-        candidates: Iterable[int] = sorted(_within(center, edges, query.depth))
+        if whole.around is None:
+            whole.around = _adjacency(edges)
+        candidates: Iterable[int] = sorted(_within(center, whole.around, query.depth))
     else:
         candidates = range(len(nodes))
+    folders = whole.folders
     folder = _folder_position(query.folder, folders)
     needle = query.name.casefold() if query.name else None
     selected: list[int] = []
@@ -238,13 +288,15 @@ def _choose(
         ):
             continue
         selected.append(position)
+    if len(selected) + len(whole.missing) == len(nodes):
+        return selected + sorted(whole.missing)  # everything
     kept = set(selected)
     allowed = set(candidates) if center is not None else None
-    missing = {
-        t
-        for s, t in edges
-        if s in kept and nodes[t].flags & MISSING and (allowed is None or t in allowed)
-    }
+    missing = [
+        target
+        for target, sources in whole.missing.items()
+        if (allowed is None or target in allowed) and any(s in kept for s in sources)
+    ]
     return selected + sorted(missing)
 
 
@@ -258,12 +310,17 @@ def _folder_position(wanted: str | None, folders: Sequence[Folder]) -> int | Non
     raise InvalidArguments(f"memory.graph: no folder {wanted} (folders: {labels}).")
 
 
-def _within(center: int, edges: Sequence[tuple[int, int]], depth: int) -> set[int]:
-    """The nodes at most `depth` links from `center`, following links both ways."""
+def _adjacency(edges: Sequence[tuple[int, int]]) -> dict[int, list[int]]:
+    """Node -> the nodes it links to or from."""
     around: dict[int, list[int]] = {}
     for s, t in edges:
         around.setdefault(s, []).append(t)
         around.setdefault(t, []).append(s)
+    return around
+
+
+def _within(center: int, around: Mapping[int, list[int]], depth: int) -> set[int]:
+    """The nodes at most `depth` links from `center`, following links both ways."""
     reached = {center}
     frontier = [center]
     for _ in range(depth):
@@ -274,29 +331,39 @@ def _within(center: int, edges: Sequence[tuple[int, int]], depth: int) -> set[in
     return reached
 
 
-def _most_linked(
-    chosen: Sequence[int], nodes: Sequence[_Node], limit: int, center: int | None
-) -> list[int]:
+def _most_linked(whole: _Whole, chosen: Sequence[int], limit: int, center: int | None) -> list[int]:
     """At most `limit` of the chosen nodes, the most linked first kept (the centre always),
     in their original order."""
     if len(chosen) <= limit:
         return list(chosen)
-    keep = heapq.nsmallest(
-        limit,
-        chosen,
-        key=lambda p: (p != center, -(nodes[p].links_in + nodes[p].links_out), p),
-    )
+    if whole.by_links is None:
+        nodes = whole.nodes
+        whole.by_links = sorted(
+            range(len(nodes)), key=lambda p: (-(nodes[p].links_in + nodes[p].links_out), p)
+        )
+    everything = len(chosen) == len(whole.nodes)
+    wanted = None if everything else set(chosen)
+    keep = [center] if center is not None else []
+    for position in whole.by_links:
+        if len(keep) >= limit:
+            break
+        if position != center and (wanted is None or position in wanted):
+            keep.append(position)
     return sorted(keep)
 
 
-def _row(node: _Node, tag_at: Mapping[str, int]) -> list[Any]:
+def _row(
+    node: _Node, tag_at: Mapping[str, int], problems: Mapping[str, Sequence[str]]
+) -> list[Any]:
+    codes = problems.get(node.path, ()) if node.path is not None else ()
+    flags = node.flags | STALE if "stale-path" in codes else node.flags
     return [
         node.name,
         node.folder,
         node.links_in,
         node.links_out,
-        node.flags,
-        node.problems,
+        flags,
+        len(codes),
         [tag_at[tag] for tag in node.tags],
     ]
 

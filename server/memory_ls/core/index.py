@@ -474,6 +474,11 @@ class MemoryIndex:
         return self._generation
 
     @property
+    def facts_generation(self) -> int:
+        """A number that changes whenever a file's tags or links are learnt or forgotten."""
+        return self._facts_generation
+
+    @property
     def scanned(self) -> bool:
         """Whether the initial directory scan has finished."""
         return self._scanned.is_set()

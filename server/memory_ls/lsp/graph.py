@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from memory_ls.core.errors import MemoryStoreError, NotFound
-from memory_ls.core.graph import DEFAULT_LIMIT, GraphQuery, memory_graph
+from memory_ls.core.graph import DEFAULT_LIMIT, GraphCache, GraphQuery, memory_graph
 from memory_ls.lsp.commands import INTEGER, STRING, Command, check_arguments, refusal
 from memory_ls.lsp.protocol import RawJson
 from memory_ls.lsp.server import MemoryServer
@@ -39,7 +39,10 @@ _PREVIEW_ARGUMENTS = Command({"name": STRING}, {}, lambda store, args: {})
 
 def register(server: MemoryServer) -> None:
     """Register `memory.graph` and `memory.preview`."""
-    server.command(GRAPH)(_answering(GRAPH, _GRAPH_ARGUMENTS, _graph))
+    cache = GraphCache()
+    server.command(GRAPH)(
+        _answering(GRAPH, _GRAPH_ARGUMENTS, lambda ls, args: _graph(ls, args, cache))
+    )
     server.command(PREVIEW)(_answering(PREVIEW, _PREVIEW_ARGUMENTS, _preview))
 
 
@@ -58,7 +61,7 @@ def _answering(
     return run
 
 
-def _graph(ls: MemoryServer, args: dict[str, Any]) -> RawJson:
+def _graph(ls: MemoryServer, args: dict[str, Any], cache: GraphCache) -> RawJson:
     """The graph payload (blocking: a store thread)."""
     index = ls.index
     index.learn_links()
@@ -71,7 +74,7 @@ def _graph(ls: MemoryServer, args: dict[str, Any]) -> RawJson:
         limit=args.get("limit", DEFAULT_LIMIT),
     )
     # A plain dict would be copied item by item by the serializer (10,000 node rows).
-    return RawJson(memory_graph(index, ls.disk_problems(), query))
+    return RawJson(memory_graph(index, ls.disk_problems(), query, cache))
 
 
 def _preview(ls: MemoryServer, args: dict[str, Any]) -> dict[str, Any]:
