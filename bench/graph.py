@@ -60,6 +60,8 @@ def measure(size: int, workdir: Path) -> dict[str, Any]:
         if not client.indexed.wait(timeout=600):
             raise RuntimeError("the server never finished indexing")
         rows = []
+        rss_before = client.memory_mb()[0]
+        rss_editor = rss_before
         for label, params in queries(store["names"]).items():
             times: list[float] = []
             result: dict[str, Any] = {}
@@ -85,10 +87,21 @@ def measure(size: int, workdir: Path) -> dict[str, Any]:
                     "pending": result["pending"],
                 }
             )
+            if params.get("limit") == EDITOR_LIMIT and "folder" not in params:
+                rss_editor = client.memory_mb()[0]
         rss, peak = client.memory_mb()
     finally:
         client.close()
-    return {"size": size, "rows": rows, "rss_mib": round(rss), "peak_rss_mib": round(peak)}
+    return {
+        "size": size,
+        "rows": rows,
+        # The server's RSS once indexed, after Show Graph's request, and after them all
+        # (the whole graph's answer is the largest).
+        "rss_indexed_mib": round(rss_before),
+        "rss_after_editor_mib": round(rss_editor),
+        "rss_mib": round(rss),
+        "peak_rss_mib": round(peak),
+    }
 
 
 def main() -> None:
@@ -111,6 +124,11 @@ def main() -> None:
                 f"(of {row['total']['nodes']:,} / {row['total']['edges']:,})",
                 flush=True,
             )
+        print(
+            f"{size:>7,}  RSS {measured['rss_indexed_mib']} MiB indexed, "
+            f"{measured['rss_after_editor_mib']} after Show Graph's request, "
+            f"{measured['rss_mib']} after all (peak {measured['peak_rss_mib']})"
+        )
     load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
     print(f"load average {' '.join(load)}")
     output = Path(args.output)

@@ -18,7 +18,8 @@ positions: at 10,000 memories about 40 bytes a node.
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from array import array
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,7 +68,7 @@ class GraphQuery:
     limit: int = DEFAULT_LIMIT
 
 
-@dataclass
+@dataclass(slots=True)
 class _Node:
     name: str
     folder: int  # position in the folder list; -1 for a missing name
@@ -85,7 +86,9 @@ class _Whole:
     key: tuple[object, ...]
     folders: list[Folder]
     nodes: list[_Node]
-    edges: list[tuple[int, int]]
+    # Each link's source and target node, side by side (arrays: 8 bytes a link, not 64).
+    sources: array[int]
+    targets: array[int]
     position_of: dict[str, int]  # path -> node
     pending: int
     # Missing name's node -> the nodes that link to it.
@@ -94,6 +97,10 @@ class _Whole:
     around: dict[int, list[int]] | None = None
     # Every node, the most linked first, made on the first request that needs a limit.
     by_links: list[int] | None = None
+
+    def pairs(self) -> Iterator[tuple[int, int]]:
+        """Each link as (source, target)."""
+        return zip(self.sources, self.targets, strict=True)
 
 
 class GraphCache:
@@ -131,18 +138,20 @@ def memory_graph(
     if not 0 <= query.depth <= MAX_DEPTH:
         raise InvalidArguments(f"memory.graph: depth must be from 0 to {MAX_DEPTH}.")
     whole = (cache or GraphCache()).whole(index)
-    folders, nodes, edges = whole.folders, whole.nodes, whole.edges
+    folders, nodes = whole.folders, whole.nodes
     center = _center_position(index, whole.position_of, query)
     chosen = _choose(whole, center, query)
     total_nodes = len(chosen)
     shown = _most_linked(whole, chosen, query.limit, center)
     renumber = {old: new for new, old in enumerate(shown)}
-    shown_edges = [(renumber[s], renumber[t]) for s, t in edges if s in renumber and t in renumber]
+    shown_edges = [
+        (renumber[s], renumber[t]) for s, t in whole.pairs() if s in renumber and t in renumber
+    ]
     if len(chosen) == len(nodes):
-        total_edges = len(edges)
+        total_edges = len(whole.sources)
     else:
         chosen_set = set(chosen)
-        total_edges = sum(1 for s, t in edges if s in chosen_set and t in chosen_set)
+        total_edges = sum(1 for s, t in whole.pairs() if s in chosen_set and t in chosen_set)
     pending = whole.pending
     tag_names = sorted({tag for position in shown for tag in nodes[position].tags})
     tag_at = {tag: position for position, tag in enumerate(tag_names)}
@@ -196,7 +205,9 @@ def _build(index: MemoryIndex, key: tuple[object, ...]) -> _Whole:
     for source, target in edges:
         if nodes[target].flags & MISSING:
             missing.setdefault(target, []).append(source)
-    return _Whole(key, folders, nodes, edges, position_of, pending, missing)
+    sources = array("i", (source for source, _ in edges))
+    targets = array("i", (target for _, target in edges))
+    return _Whole(key, folders, nodes, sources, targets, position_of, pending, missing)
 
 
 def _node(
@@ -266,10 +277,10 @@ def _center_position(
 def _choose(whole: _Whole, center: int | None, query: GraphQuery) -> list[int]:
     """The nodes the query selects: the neighbourhood (if a centre is given), then the
     filters; a missing name passes where a selected memory links to it."""
-    nodes, edges = whole.nodes, whole.edges
+    nodes = whole.nodes
     if center is not None:
         if whole.around is None:
-            whole.around = _adjacency(edges)
+            whole.around = _adjacency(whole.pairs())
         candidates: Iterable[int] = sorted(_within(center, whole.around, query.depth))
     else:
         candidates = range(len(nodes))
@@ -310,7 +321,7 @@ def _folder_position(wanted: str | None, folders: Sequence[Folder]) -> int | Non
     raise InvalidArguments(f"memory.graph: no folder {wanted} (folders: {labels}).")
 
 
-def _adjacency(edges: Sequence[tuple[int, int]]) -> dict[int, list[int]]:
+def _adjacency(edges: Iterable[tuple[int, int]]) -> dict[int, list[int]]:
     """Node -> the nodes it links to or from."""
     around: dict[int, list[int]] = {}
     for s, t in edges:
