@@ -55,6 +55,9 @@ const RELATIVE_SIZE = 3;
 // Level of detail: arrows and labels only where they can be read and drawn quickly.
 const ARROWS_UP_TO = 800;
 const LABELS_UP_TO = 400;
+// Beyond that many nodes, names show once zoomed in this far (or on hover).
+const LABELS_FROM_SCALE = 2.5;
+const FIT_MS = 300;
 
 const element = (id: string): HTMLElement => document.getElementById(id) as HTMLElement;
 const filterBox = element("filter") as HTMLInputElement;
@@ -99,9 +102,16 @@ const graph = new ForceGraph<GraphNode, GraphLink>(container)
   .onNodeClick((node) => vscode.postMessage({ type: "open", node: node.index }))
   .onNodeHover((node) => hover(node))
   .onEngineStop(() => {
+    // "settled": the layout stopped moving and was fitted to the view (what tests wait for).
+    const settled = (): void => {
+      document.body.dataset.settled = String(Date.now());
+    };
     if (fitPending) {
       fitPending = false;
-      graph.zoomToFit(300, 40);
+      graph.zoomToFit(FIT_MS, 40);
+      setTimeout(settled, FIT_MS + 50);
+    } else {
+      settled();
     }
   })
   .onRenderFramePost(() => {
@@ -164,7 +174,7 @@ function drawNode(node: GraphNode, context: CanvasRenderingContext2D, scale: num
     context.fillStyle = foreground;
     context.fillRect(x + radius * 0.5, y - radius - size * 0.3, size, size * 0.8);
   }
-  if (nodes.length <= LABELS_UP_TO || scale * radius > 8 || node === hovered) {
+  if (nodes.length <= LABELS_UP_TO || scale >= LABELS_FROM_SCALE || node === hovered) {
     const size = 11 / scale;
     context.font = `${size}px sans-serif`;
     context.textAlign = "center";
@@ -251,6 +261,7 @@ function show(payload: Payload): void {
   document.body.dataset.memories = String(nodes.filter((node) => node.folder >= 0).length);
   document.body.dataset.total = `${payload.total.nodes}/${payload.total.edges}`;
   fitPending = fitPending || before.size === 0 || payload.center !== null;
+  delete document.body.dataset.settled;
   paintPending = true;
   graph.linkDirectionalArrowLength(links.length <= ARROWS_UP_TO ? 3 : 0);
   graph.graphData({ nodes, links });
@@ -324,7 +335,7 @@ function sendQuery(delay = 250): void {
 filterBox.addEventListener("input", () => sendQuery());
 folderBox.addEventListener("change", () => sendQuery(0));
 depthBox.addEventListener("input", () => sendQuery());
-element("fit").addEventListener("click", () => graph.zoomToFit(300, 40));
+element("fit").addEventListener("click", () => graph.zoomToFit(FIT_MS, 40));
 element("around").addEventListener("click", () => vscode.postMessage({ type: "around" }));
 container.addEventListener("mousemove", (event) => {
   mouse = { x: event.clientX, y: event.clientY };
