@@ -27,6 +27,16 @@ const builds = [
     external: ["vscode"],
     minify: production,
   },
+  {
+    // The memory graph's webview script, force-graph inside (no network, a strict CSP).
+    ...common,
+    platform: "browser",
+    target: "chrome120",
+    format: "iife",
+    entryPoints: [join(client, "webview", "graph-view.ts")],
+    outfile: join(client, "dist", "graph-view.js"),
+    minify: production,
+  },
 ];
 
 if (args.has("--tests")) {

@@ -51,6 +51,7 @@ bin="$repo/node_modules/.bin"
 
 step "type-check"
 "$bin/tsc" -p tsconfig.json
+"$bin/tsc" -p client-vscode/webview/tsconfig.json
 
 step "build and package the VSIX for this machine (the server and its libraries inside)"
 mkdir -p client-vscode/dist
@@ -77,7 +78,7 @@ step "editor tests (code-server $(node -p "require('$MEMORY_LS_CODE_SERVER/packa
 # One editor at a time: the machines have two cores.
 node --test --test-concurrency=1 client-vscode/test/editor/editor.test.mjs \
   client-vscode/test/editor/workspace.test.mjs client-vscode/test/editor/agents.test.mjs \
-  client-vscode/test/editor/changes.test.mjs \
+  client-vscode/test/editor/changes.test.mjs client-vscode/test/editor/graph.test.mjs \
   client-vscode/test/editor/fresh.test.mjs
 
 step "all extension tests passed"

@@ -4,6 +4,7 @@ import * as vscode from "vscode";
 import { registerMcpServers, registerTerminalCommand } from "./agents";
 import { registerChangesView } from "./changesView";
 import { registerCommands } from "./commands";
+import { registerGraph } from "./graph";
 import { MemoryServers } from "./servers";
 import { MemoryStatus } from "./status";
 import { MemoriesTree } from "./tree";
@@ -21,6 +22,7 @@ export function activate(context: vscode.ExtensionContext): void {
   );
   registerCommands(context, servers);
   registerChangesView(context, servers);
+  registerGraph(context, servers);
   const running = servers;
   registerMcpServers(context, running);
   registerTerminalCommand(context, () => running.all[0]?.server.output);

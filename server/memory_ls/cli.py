@@ -244,6 +244,18 @@ def build_parser() -> argparse.ArgumentParser:
         default="records",
         help="what FILE is (default: records)",
     )
+    graph = command(
+        "graph",
+        "the memory graph as the editor's Show Graph gets it: memories, links, broken links "
+        "(a summary; --json for the payload of the language server's memory.graph)",
+    )
+    graph.add_argument("--folder", metavar="F", help="only this folder (its path or name)")
+    graph.add_argument("--tag", metavar="T", help="only memories with this tag")
+    graph.add_argument("--name", metavar="TEXT", help="only names that contain TEXT (any case)")
+    graph.add_argument("--center", metavar="NAME", help="only memories near NAME")
+    graph.add_argument("--depth", type=int, default=1, help="links from --center (default 1)")
+    graph.add_argument("--limit", type=int, default=None, help="at most this many nodes")
+
     driver = command(
         "merge-driver",
         "git's merge driver for memories: frontmatter key by key, the body as text "
@@ -391,6 +403,12 @@ def _dispatch(
         return _changes(args, store, stdout, stderr)
     if command == "git-setup":
         return _git_setup(args, store.config, stdout, stderr)
+    if command == "graph":
+        from memory_ls.core.graph import graph_summary, store_graph
+
+        payload = store_graph(store, _graph_query(args))
+        print(json.dumps(payload) if args.json else graph_summary(payload), file=stdout)
+        return EXIT_OK
     result: dict[str, Any]
     if command == "list":
         result = store.list_memories(
@@ -462,6 +480,19 @@ def _dispatch(
         if result.get("diagnostics"):
             print(findings, file=stdout)
     return EXIT_OK
+
+
+def _graph_query(args: argparse.Namespace) -> Any:
+    from memory_ls.core.graph import DEFAULT_LIMIT, GraphQuery
+
+    return GraphQuery(
+        folder=args.folder,
+        tag=args.tag,
+        name=args.name,
+        center=args.center,
+        depth=args.depth,
+        limit=args.limit if args.limit is not None else DEFAULT_LIMIT,
+    )
 
 
 def _edit(args: argparse.Namespace, store: Store, stdin: TextIO) -> dict[str, Any]:

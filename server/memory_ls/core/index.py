@@ -94,6 +94,8 @@ class Metadata:
     size: int = 0
 
 
+# A file, its tags and its link keys (None: not known), as `link_table` gives them.
+LinkRow = tuple[MemoryFile, tuple[str, ...], tuple[str, ...] | None]
 # (tags, updated_at, size, link keys) of a file, as `facts_of_text` gives them.
 FactsRow = tuple[tuple[str, ...], str | None, int, tuple[str, ...]]
 
@@ -470,6 +472,11 @@ class MemoryIndex:
     def generation(self) -> int:
         """A number that changes whenever a memory appears, disappears or changes."""
         return self._generation
+
+    @property
+    def facts_generation(self) -> int:
+        """A number that changes whenever a file's tags or links are learnt or forgotten."""
+        return self._facts_generation
 
     @property
     def scanned(self) -> bool:
@@ -870,6 +877,19 @@ class MemoryIndex:
             self._facts_of(memory)
         with self._lock:
             return not self._unlinked
+
+    def link_table(self) -> list[LinkRow]:
+        """Every indexed file with its tags and link keys as learnt (None: not read since it
+        changed, or too large to read), under one hold of the lock and reading nothing."""
+        with self._lock:
+            table: list[LinkRow] = []
+            for path, (memory, _stamp) in self._files.items():
+                facts = self._facts.get(path)
+                if facts is None:
+                    table.append((memory, (), None))
+                else:
+                    table.append((memory, facts.tags, facts.links))
+            return table
 
     def backlink_count(self, target: str) -> int | None:
         """How many files link to `target` (`global/x` or `x`); None while some files'

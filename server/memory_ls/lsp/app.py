@@ -17,6 +17,7 @@ from memory_ls.lsp import (
     configuration,
     definition,
     diagnostics,
+    graph,
     hover,
     indexing,
     journal,
@@ -62,6 +63,7 @@ def build_server(cli: Layer) -> MemoryServer:
         repository,
         code_actions,
         journal,
+        graph,
     ):
         feature.register(server)
     return server

@@ -99,6 +99,9 @@ class MemoryServer(LanguageServer):
         # What a document shows once closed (the file's problems on disk, where the client
         # gets every file's problems by push; else nothing).
         self.closed_diagnostics: Callable[[str], list[types.Diagnostic]] = lambda uri: []
+        # Each file's on-disk problem codes by path, as the workspace diagnostics last
+        # found them (lsp/workspace_diagnostics.py; empty while they are off): the graph's.
+        self.disk_problems: Callable[[], dict[str, tuple[str, ...]]] = dict
         # Called on the event loop with the paths of the client's file events (any file).
         self.client_file_listeners: list[Callable[[list[str]], None]] = []
         # The repository's files for `stale-path` (lsp/repository.py).

@@ -56,6 +56,7 @@ def register(server: MemoryServer) -> None:
     server.search_listeners.append(reports.search_changed)
     server.client_file_listeners.append(reports.repository_changed)
     server.closed_diagnostics = reports.closed
+    server.disk_problems = reports.problems
 
     @server.feature(
         types.TEXT_DOCUMENT_DIAGNOSTIC,
@@ -120,6 +121,16 @@ class WorkspaceReports:
             return []
         self._published.add(uri)
         return list(stored[1])
+
+    def problems(self) -> dict[str, tuple[str, ...]]:
+        """Each file's problem codes by path (files with none are left out)."""
+        disk = self.disk if self.enabled else None
+        if disk is None:
+            return {}
+        return {
+            path: tuple(str(d.code) for d in stored[1])
+            for path, (_result_id, stored) in disk.reports().items()
+        }
 
     def document(self, uri: str, previous: str | None) -> types.DocumentDiagnosticReport:
         """A document pull: empty while open (pushed as typed), else the file's report."""
