@@ -4,6 +4,7 @@
 // edits and saves, and changes of the memories on disk.
 import * as vscode from "vscode";
 import { displayPath } from "./format";
+import { lineSnippet } from "./linkLines";
 import type { LinkLine, LinkSource, LinksResult, LinkTarget, LspRange } from "./protocol";
 import { errorText } from "./server";
 import type { MemoryServers, Served } from "./servers";
@@ -22,6 +23,10 @@ type LinkNode =
 
 function toRange(range: LspRange): vscode.Range {
   return new vscode.Range(range.start.line, range.start.character, range.end.line, range.end.character);
+}
+
+function snippet(line: LinkLine): string {
+  return lineSnippet(line.text, line.range.start.character);
 }
 
 function openAt(uri: string, range: LspRange): vscode.Command {
@@ -168,7 +173,7 @@ export class MemoryLinksView implements vscode.TreeDataProvider<LinkNode>, vscod
       );
       item.resourceUri = vscode.Uri.parse(source.uri);
       item.iconPath = new vscode.ThemeIcon("note");
-      item.description = single !== undefined ? single.text.trim() : `${source.links.length} links`;
+      item.description = single !== undefined ? snippet(single) : `${source.links.length} links`;
       item.tooltip = `${this.shown(source.path)}${single !== undefined ? `:${single.line + 1}\n${single.text}` : ""}`;
       item.contextValue = "links.source";
       if (single !== undefined) {
@@ -177,7 +182,7 @@ export class MemoryLinksView implements vscode.TreeDataProvider<LinkNode>, vscod
       return item;
     }
     if (node.kind === "line") {
-      const item = new vscode.TreeItem(node.line.text.trim(), vscode.TreeItemCollapsibleState.None);
+      const item = new vscode.TreeItem(snippet(node.line), vscode.TreeItemCollapsibleState.None);
       item.description = `line ${node.line.line + 1}`;
       item.tooltip = `${this.shown(node.source.path)}:${node.line.line + 1}\n${node.line.text}`;
       item.contextValue = "links.line";
@@ -189,7 +194,7 @@ export class MemoryLinksView implements vscode.TreeDataProvider<LinkNode>, vscod
     item.contextValue = target.broken ? "links.broken" : "links.target";
     if (target.broken || target.uri === null) {
       item.iconPath = new vscode.ThemeIcon("warning", new vscode.ThemeColor("list.warningForeground"));
-      item.description = `not found · ${target.text.trim()}`;
+      item.description = `not found · ${snippet(target)}`;
       item.tooltip = `No memory named ${target.target} (line ${target.line + 1}).\n${target.text}`;
       // A broken link opens where it is written.
       if (this.result !== undefined) {
@@ -199,7 +204,7 @@ export class MemoryLinksView implements vscode.TreeDataProvider<LinkNode>, vscod
     }
     item.resourceUri = vscode.Uri.parse(target.uri);
     item.iconPath = new vscode.ThemeIcon("note");
-    item.description = target.text.trim();
+    item.description = snippet(target);
     item.tooltip = `${this.shown(target.path ?? target.uri)}\nline ${target.line + 1}: ${target.text}`;
     item.command = { command: "vscode.open", title: "Open", arguments: [vscode.Uri.parse(target.uri)] };
     return item;

@@ -4,7 +4,7 @@
 // Markdown preview renders [[links]] as links that open the memory, broken ones as broken.
 //   node --test client-vscode/test/editor/links.test.mjs   (see client-vscode/scripts/test-all.sh)
 import assert from "node:assert/strict";
-import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { after, describe, it } from "node:test";
@@ -204,8 +204,21 @@ describe("memory links on the example workspace", { timeout: 10 * 60_000 }, () =
     );
     // Each row says the line that links.
     const overview = rows.find(([label]) => label === "project_overview");
-    assert.match(overview[1], /the public contract in \[\[SPEC_payments_api\]\]/);
+    assert.match(overview[1], /contract in \[\[SPEC_payments_api\]\]/);
     await evidence(page, artifacts, "memory-links-view");
+
+    // A memory an agent writes on disk that links here joins the list.
+    writeFileSync(join(workspace, ".serena", "memories", "checkout_faq.md"), "# FAQ\n\nRefunds: see [[SPEC_payments_api]].\n");
+    const now = linkingMemories(workspace, TARGET);
+    assert.ok(now.includes("checkout_faq"));
+    await retry(
+      async () => {
+        rows = await paneRows(page, "Memory Links");
+        assert.ok(rows.some(([label]) => label === `Linked from (${now.length})`), JSON.stringify(rows));
+        assert.ok(rows.some(([label, text]) => label === "checkout_faq" && /Refunds: see/.test(text)), JSON.stringify(rows));
+      },
+      { timeout: 30_000, what: "the new linking memory in the view" },
+    );
 
     // A click opens the linking memory at that line.
     await pane(page, "Memory Links").locator(".monaco-list-row", { hasText: "project_overview" }).click();
@@ -256,7 +269,18 @@ describe("memory links on the example workspace", { timeout: 10 * 60_000 }, () =
     assert.equal(style, "wavy");
     await evidence(page, artifacts, "memory-links-preview");
 
-    await frame.locator("a.memory-ls-link", { hasText: "FEATURE_checkout" }).click();
+    // Once the memory exists, the preview draws its link as a link.
+    writeFileSync(join(workspace, ".serena", "memories", "deployment_checklist.md"), "# Deployment checklist\n");
+    await retry(
+      async () => {
+        const live = await previewFrame(page, "Project overview");
+        assert.equal(await live.locator(".memory-ls-broken").count(), 0);
+        assert.equal(await live.locator("a.memory-ls-link", { hasText: "deployment_checklist" }).count(), 1);
+      },
+      { timeout: 30_000, what: "the created memory's link in the preview" },
+    );
+
+    await (await previewFrame(page, "Project overview")).locator("a.memory-ls-link", { hasText: "FEATURE_checkout" }).click();
     // A text editor (a preview's tab is "Preview FEATURE_checkout.md").
     await page
       .locator(".tabs-container .tab.active .label-name", { hasText: /^FEATURE_checkout\.md$/ })
