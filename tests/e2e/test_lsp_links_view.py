@@ -92,3 +92,22 @@ async def test_links_of_a_memory_both_ways(tmp_path: Path) -> None:
         with pytest.raises(JsonRpcException) as bad:
             await server.command("memory.links", {})
         assert bad.value.data["code"] == "invalid-arguments"
+
+
+async def test_only_memories_and_open_documents_are_read(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path)
+    secret = write_file(tmp_path / "elsewhere" / "secret.md", "SECRET [[style_guide]]\n")
+    ws.write("notes/readme.md", "NOT A MEMORY [[style_guide]]\n")
+    async with session(ws) as server:
+        for path in (secret, ws.path("notes/readme.md")):
+            with pytest.raises(JsonRpcException) as refused:
+                await server.command("memory.links", {"uri": path.as_uri()})
+            assert refused.value.data["code"] == "outside-store"
+        # Opened in the editor, a workspace note is the user's: its links are answered.
+        opened = server.open("notes/readme.md", "Open note: [[style_guide]]\n")
+        answer = await server.command("memory.links", {"uri": opened})
+        assert answer["name"] is None and answer["linkedFrom"] == []
+        assert [link["name"] for link in answer["linksTo"]] == ["style_guide"]
+        guide = await server.command("memory.links", {"name": "style_guide"})
+        assert [(s["name"], s["uri"]) for s in guide["linkedFrom"]] == [(None, opened)]
+        assert all("SECRET" not in link["text"] for s in guide["linkedFrom"] for link in s["links"])

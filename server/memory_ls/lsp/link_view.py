@@ -4,11 +4,12 @@ editor's links view. From the link index and the open documents, as references a
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from pygls.uris import to_fs_path
 
-from memory_ls.core.errors import InvalidArguments, MemoryStoreError, NotFound
+from memory_ls.core.errors import InvalidArguments, MemoryStoreError, NotFound, OutsideStore
 from memory_ls.core.fsio import read_utf8
 from memory_ls.core.link_view import (
     Backlink,
@@ -20,10 +21,10 @@ from memory_ls.core.link_view import (
 )
 from memory_ls.core.names import did_you_mean, normalize_input
 from memory_ls.core.navigation import LargeFileReferences
-from memory_ls.core.store import MemoryFile
+from memory_ls.core.store import MemoryFile, check_scope
 from memory_ls.lsp.commands import STRING, Command, check_arguments, refusal
 from memory_ls.lsp.server import MemoryServer
-from memory_ls.lsp.targets import document_text, file_uri, open_markdown, wait_for_names
+from memory_ls.lsp.targets import file_uri, open_markdown, wait_for_names
 from memory_ls.lsp.text import client_column
 
 COMMAND = "memory.links"
@@ -50,18 +51,32 @@ def register(server: MemoryServer) -> None:
             uri_texts = {path: doc.uri for path, doc in documents.items()}
             if "uri" in args:
                 uri = args["uri"]
-                text, _version = document_text(ls, uri)
-                path = to_fs_path(uri)
-                memory = ls.index.memory_for(path) if path else None
+                path, memory = _document(ls, uri, texts)
+                text = texts.get(path, "")
             else:
-                memory = _named(ls, args["name"], args.get("scope"))
+                memory = _named(ls, args["name"], check_scope(args.get("scope")))
                 path, uri = memory.path, file_uri(memory.path)
-                text = texts.get(path) or ""
+                text = texts.get(path, "")
             return await ls.in_store_thread(
                 links_answer, ls, uri, path, memory, text, texts, uri_texts, complete
             )
         except MemoryStoreError as error:
             raise refusal(error) from error
+
+
+def _document(ls: MemoryServer, uri: str, texts: dict[str, str]) -> tuple[str, MemoryFile | None]:
+    """The path of an open Markdown document or an indexed memory file, and the memory it
+    is; OutsideStore for anything else (no file outside the store is read)."""
+    raw = to_fs_path(uri) if uri.startswith("file:") else None
+    path = os.path.normpath(os.path.abspath(raw)) if raw else None
+    if path is not None and path in texts:
+        return path, ls.index.memory_for(path)
+    known = ls.index.file(path) if path is not None else None
+    if path is None or known is None:
+        raise OutsideStore(
+            f"{COMMAND} answers for memory files and open Markdown documents; {uri!r} is neither."
+        )
+    return path, known
 
 
 def _named(ls: MemoryServer, raw: str, scope: str | None) -> MemoryFile:
@@ -78,7 +93,7 @@ def _named(ls: MemoryServer, raw: str, scope: str | None) -> MemoryFile:
 def links_answer(
     ls: MemoryServer,
     uri: str,
-    path: str | None,
+    path: str,
     memory: MemoryFile | None,
     text: str,
     texts: dict[str, str],
@@ -86,8 +101,11 @@ def links_answer(
     complete: bool,
 ) -> dict[str, Any]:
     """The answer of `memory.links` (blocking: reads the files that link to the memory)."""
-    if memory is not None and path is not None and path not in texts and not text:
-        text = read_utf8(path) or ""
+    if path not in texts:  # an indexed memory file, not open
+        try:
+            text = read_utf8(path) or ""
+        except OSError:  # gone since it was indexed
+            text = ""
     index = ls.index
     incoming: list[Backlink] = []
     if memory is not None and memory.valid:
