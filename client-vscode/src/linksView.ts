@@ -6,7 +6,7 @@ import * as vscode from "vscode";
 import { displayPath } from "./format";
 import { lineSnippet } from "./linkLines";
 import type { LinkLine, LinkSource, LinksResult, LinkTarget, LspRange } from "./protocol";
-import { errorText } from "./server";
+import { errorText, ServerCommandError } from "./server";
 import type { MemoryServers, Served } from "./servers";
 import { places } from "./tree";
 
@@ -14,6 +14,7 @@ export const LINKS_VIEW = "memoryLs.links";
 // Typing: ask again once the document has been still this long.
 const EDIT_DELAY_MS = 400;
 const CHANGE_DELAY_MS = 150;
+const NO_MEMORY = "Open a memory to see what links to it and what it links to.";
 
 type LinkNode =
   | { kind: "group"; group: "from" | "to"; count: number }
@@ -91,7 +92,7 @@ export class MemoryLinksView implements vscode.TreeDataProvider<LinkNode>, vscod
     if (document === undefined || document.languageId !== "markdown" || document.uri.scheme !== "file") {
       // Keep showing the last memory while another kind of editor (or none) is active.
       if (this.result === undefined) {
-        this.show(undefined, undefined, "Open a memory to see what links to it and what it links to.");
+        this.show(undefined, undefined, NO_MEMORY);
       }
       return;
     }
@@ -111,7 +112,9 @@ export class MemoryLinksView implements vscode.TreeDataProvider<LinkNode>, vscod
       }
     } catch (error) {
       if (ask === this.asked) {
-        this.show(undefined, undefined, `Links could not be listed: ${errorText(error)}`);
+        // A Markdown file outside the workspace and the memory folders has no links to show.
+        const outside = error instanceof ServerCommandError && error.code === "outside-store";
+        this.show(undefined, undefined, outside ? NO_MEMORY : `Links could not be listed: ${errorText(error)}`);
       }
     }
   }

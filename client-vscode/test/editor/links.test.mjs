@@ -18,6 +18,7 @@ import {
   runCommand,
   screenshot,
   startCodeServer,
+  updateSettings,
 } from "./harness.mjs";
 
 const artifacts = process.env.MEMORY_LS_ARTIFACTS || join(repo, "client-vscode", "test-results", `links-${Date.now()}`);
@@ -284,6 +285,19 @@ describe("memory links on the example workspace", { timeout: 10 * 60_000 }, () =
     // A text editor (a preview's tab is "Preview FEATURE_checkout.md").
     await page
       .locator(".tabs-container .tab.active .label-name", { hasText: /^FEATURE_checkout\.md$/ })
+      .first()
+      .waitFor({ state: "visible", timeout: 30_000 });
+  });
+
+  step("with VS Code's default for Markdown links, a memory link shows the memory in the preview", async () => {
+    updateSettings(entry.session.userSettings, { "markdown.preview.openMarkdownLinks": undefined });
+    await runCommand(page, "View: Close All Editors");
+    await openFile(page, "shared/feature/FEATURE_checkout.md");
+    await runCommand(page, "Markdown: Open Preview");
+    const frame = await previewFrame(page, "Card payments first");
+    await frame.locator("a.memory-ls-link", { hasText: "SPEC_payments_api" }).click();
+    await page
+      .locator(".tabs-container .tab .label-name", { hasText: /^Preview SPEC_payments_api\.md$/ })
       .first()
       .waitFor({ state: "visible", timeout: 30_000 });
   });
