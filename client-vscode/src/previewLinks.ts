@@ -118,8 +118,11 @@ export function relativeHref(fromFile: string, toFile: string, separator = "/"):
   const split = (path: string): string[] => path.split(separator === "\\" ? /[\\/]/ : "/");
   const from = split(fromFile).slice(0, -1);
   const to = split(toFile);
+  // Windows paths differ in case only where they name the same place ("c:" and "C:").
+  const fold = (segment?: string): string | undefined => (separator === "\\" ? segment?.toLowerCase() : segment);
+  const same = (a?: string, b?: string): boolean => fold(a) === fold(b);
   let common = 0;
-  while (common < from.length && common < to.length - 1 && from[common] === to[common]) {
+  while (common < from.length && common < to.length - 1 && same(from[common], to[common])) {
     common += 1;
   }
   if (common === 0) {

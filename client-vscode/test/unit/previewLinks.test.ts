@@ -109,5 +109,6 @@ describe("relativeHref", () => {
     assert.equal(relativeHref("/a/b/c.md", "/a/x y/d.md"), "../x%20y/d.md");
     assert.equal(relativeHref("C:\\w\\n.md", "D:\\m\\x.md", "\\"), "file:///D:/m/x.md");
     assert.equal(relativeHref("C:\\w\\n.md", "C:\\w\\m\\x.md", "\\"), "m/x.md");
+    assert.equal(relativeHref("c:\\w\\n.md", "C:\\W\\m\\x.md", "\\"), "m/x.md");
   });
 });
