@@ -100,8 +100,12 @@ export class MemoryLinksView implements vscode.TreeDataProvider<LinkNode>, vscod
       return;
     }
     const served = this.servers.forUri(document.uri);
-    if (served.server.state.kind !== "running") {
-      this.show(undefined, undefined, "The memory-ls language server is not running.");
+    const state = served.server.state.kind;
+    if (state !== "running") {
+      // Asked again when it runs: its list of memories reloads then.
+      const message =
+        state === "starting" ? "Starting the memory-ls language server…" : "The memory-ls language server is not running.";
+      this.show(undefined, undefined, message);
       return;
     }
     const ask = ++this.asked;
