@@ -295,6 +295,8 @@ describe("memory links on the example workspace", { timeout: 10 * 60_000 }, () =
     await openFile(page, "shared/feature/FEATURE_checkout.md");
     await runCommand(page, "Markdown: Open Preview");
     const frame = await previewFrame(page, "Card payments first");
+    // As for any Markdown link (code-server then also opens the file in an editor, for a
+    // plain `[text](file.md)` link too).
     await frame.locator("a.memory-ls-link", { hasText: "SPEC_payments_api" }).click();
     await page
       .locator(".tabs-container .tab .label-name", { hasText: /^Preview SPEC_payments_api\.md$/ })
