@@ -55,7 +55,12 @@ export function memoryLinksPlugin(md: MarkdownIt, options: MemoryLinkOptions): v
 
   function wikiLink(state: MarkdownIt.StateInline, silent: boolean): boolean {
     const start = state.pos;
-    if (state.src.charCodeAt(start) !== 0x5b || state.src.charCodeAt(start + 1) !== 0x5b) {
+    // Inside a Markdown link's text a link would nest in a link (markdown-it 13+ counts
+    // the levels; its types do not say so). Silent is the look-ahead for a link's text
+    // (`[see [[x]]](url)`): there `[[x]]` must be plain brackets, or the text would hold a
+    // nested link and be no link.
+    const linkLevel = (state as { linkLevel?: number }).linkLevel ?? 0;
+    if (silent || linkLevel > 0 || state.src.charCodeAt(start) !== 0x5b || state.src.charCodeAt(start + 1) !== 0x5b) {
       return false;
     }
     WIKI.lastIndex = start;
@@ -64,12 +69,10 @@ export function memoryLinksPlugin(md: MarkdownIt, options: MemoryLinkOptions): v
     if (match === null || target === undefined) {
       return false;
     }
-    if (!silent) {
-      const token = state.push("memory_link", "", 0);
-      const meta: LinkMeta = { target, label: (match[2] ?? match[1] ?? "").trim() || target, code: false };
-      token.meta = meta;
-      token.content = match[0];
-    }
+    const token = state.push("memory_link", "", 0);
+    const meta: LinkMeta = { target, label: (match[2] ?? match[1] ?? "").trim() || target, code: false };
+    token.meta = meta;
+    token.content = match[0];
     state.pos += match[0].length;
     return true;
   }
@@ -100,11 +103,25 @@ export function memoryLinksPlugin(md: MarkdownIt, options: MemoryLinkOptions): v
   md.inline.ruler.before("link", "memory_wikilink", wikiLink);
   md.renderer.rules.memory_link = (tokens, index, _options, env) => render(tokens[index]?.meta as LinkMeta, env);
 
+  // Inline code inside a link's text stays code (a link would nest in a link).
+  md.core.ruler.after("inline", "memory_code_in_links", (state) => {
+    for (const block of state.tokens) {
+      let depth = 0;
+      for (const token of block.children ?? []) {
+        depth += token.type === "link_open" ? 1 : token.type === "link_close" ? -1 : 0;
+        if (token.type === "code_inline" && depth > 0) {
+          token.meta = { ...(token.meta as object | null), inLink: true };
+        }
+      }
+    }
+  });
+
   const codeInline: MarkdownIt.Renderer.RenderRule | undefined = md.renderer.rules.code_inline;
   md.renderer.rules.code_inline = (tokens, index, renderOptions, env, self) => {
     const token = tokens[index];
     const content = token?.content ?? "";
-    const target = content.startsWith(MEM_PREFIX) ? referenceTarget(content) : undefined;
+    const inLink = (token?.meta as { inLink?: boolean } | null)?.inLink === true;
+    const target = content.startsWith(MEM_PREFIX) && !inLink ? referenceTarget(content) : undefined;
     if (token === undefined || target === undefined || content.includes("\n")) {
       return codeInline ? codeInline(tokens, index, renderOptions, env, self) : self.renderToken(tokens, index, renderOptions);
     }

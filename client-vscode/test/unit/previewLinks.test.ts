@@ -97,6 +97,17 @@ describe("memory links in the preview", () => {
     assert.match(html, /\[\[x\ny\]\]/);
   });
 
+  it("does not nest a link in a Markdown link's text", () => {
+    const html = render("[see [[alpha]] and `mem:alpha`](https://example.com) then `mem:alpha`\n");
+    assert.match(html, /<a href="https:\/\/example.com">see \[\[alpha\]\] and <code>mem:alpha<\/code><\/a>/);
+    assert.deepEqual(anchors(html), [["../alpha.md", "<code>mem:alpha</code>"]]);
+    // Not a link's text: a memory link, as the server reads it.
+    assert.deepEqual(anchors(render("[[alpha]](https://example.com) and [open [[alpha]]\n")), [
+      ["../alpha.md", "alpha"],
+      ["../alpha.md", "alpha"],
+    ]);
+  });
+
   it("marks links as pending while the memories are being listed", () => {
     const html = render("[[alpha]]\n", renderer(true));
     assert.match(html, /class="memory-ls-link memory-ls-pending"/);
