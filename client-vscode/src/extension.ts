@@ -5,13 +5,14 @@ import { registerMcpServers, registerTerminalCommand } from "./agents";
 import { registerChangesView } from "./changesView";
 import { registerCommands } from "./commands";
 import { registerGraph } from "./graph";
+import { registerLinks } from "./links";
 import { MemoryServers } from "./servers";
 import { MemoryStatus } from "./status";
 import { MemoriesTree } from "./tree";
 
 let servers: MemoryServers | undefined;
 
-export function activate(context: vscode.ExtensionContext): void {
+export function activate(context: vscode.ExtensionContext): ReturnType<typeof registerLinks> {
   servers = new MemoryServers(context.extensionPath);
   const tree = new MemoriesTree(servers);
   context.subscriptions.push(
@@ -27,6 +28,8 @@ export function activate(context: vscode.ExtensionContext): void {
   registerMcpServers(context, running);
   registerTerminalCommand(context, () => running.all[0]?.server.output);
   void servers.update();
+  // The Markdown preview calls `extendMarkdownIt` of what activate returns.
+  return registerLinks(context, running);
 }
 
 export async function deactivate(): Promise<void> {

@@ -152,6 +152,52 @@ export interface ChangesResult {
   text?: string;
 }
 
+/** `memory.links`: a memory by its document's URI, or by name. */
+export interface LinksArgs {
+  uri?: string;
+  name?: string;
+  scope?: Scope;
+}
+export interface LspRange {
+  start: { line: number; character: number };
+  end: { line: number; character: number };
+}
+/** A line that links: the linked name's range (client units) and the line's text. */
+export interface LinkLine {
+  line: number;
+  range: LspRange;
+  text: string;
+}
+/** A file that links to the memory (`name` null: an open note that is no memory). */
+export interface LinkSource {
+  uri: string;
+  path: string;
+  name: string | null;
+  scope: Scope | null;
+  links: LinkLine[];
+}
+/** A reference in the memory and the memory it resolves to (`broken`: none). */
+export interface LinkTarget extends LinkLine {
+  target: string;
+  label: string | null;
+  form: "wiki" | "mem";
+  broken: boolean;
+  name: string | null;
+  uri: string | null;
+  path: string | null;
+}
+export interface LinksResult {
+  uri: string;
+  path: string | null;
+  /** The memory the document is (null: a Markdown file that is no memory). */
+  name: string | null;
+  scope: Scope | null;
+  /** False when the names were still being listed (a link may be called broken too soon). */
+  complete: boolean;
+  linkedFrom: LinkSource[];
+  linksTo: LinkTarget[];
+}
+
 /** Each server command with its argument and result types. */
 export interface Commands {
   "memory.save": [SaveArgs, SaveResult];
@@ -163,5 +209,6 @@ export interface Commands {
   "memory.route": [NameArgs, RouteResult];
   "memory.about": [AboutArgs, AboutResult];
   "memory.changes": [ChangesArgs, ChangesResult];
+  "memory.links": [LinksArgs, LinksResult];
 }
 export type CommandName = keyof Commands;

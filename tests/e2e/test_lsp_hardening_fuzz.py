@@ -68,6 +68,7 @@ COMMANDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "memory.route": (("name",), ("scope",)),
     "memory.tags": ((), ("scope",)),
     "memory.about": (("target",), ("limit",)),
+    "memory.links": ((), ("uri", "name", "scope")),
 }
 WRITERS = {"memory.save", "memory.edit", "memory.delete", "memory.move"}
 CALL_TIMEOUT = 10.0
@@ -242,6 +243,21 @@ KEY_VALUES: dict[str, st.SearchStrategy[Any]] = {
         texts,
         st.sampled_from(["src/x.py", "./a/b.md", "/etc/passwd", "../../x", "Cart.total", "/"]),
     ),
+    "uri": st.one_of(
+        texts,
+        st.sampled_from(
+            [
+                f"file://{BAIT}/target.md",
+                f"file://{BAIT}/../project/README.md",
+                f"file://{BAIT}/../project/.serena/memories/escape.md",
+                f"file://{BAIT}/../project/.serena/memories/escape_dir/inner.md",
+                f"file://{BAIT}/../project/.serena/memories/style_guide.md",
+                "file:///etc/passwd",
+                "untitled:Untitled-1",
+                "file:",
+            ]
+        ),
+    ),
     "limit": st.one_of(st.integers(-3, 5), st.integers(-(2**70), 2**70), st.just(True)),
     "expectedVersion": st.one_of(
         st.text("0123456789abcdefABCDEF", min_size=0, max_size=20), texts, st.just(None)
@@ -301,8 +317,9 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     workspace = make_workspace(tmp_path_factory.mktemp("fuzz"))
     bait = workspace.base / "bait"
     for relative in ("target.md", "pwned.md", "inner.md", "dir/inner.md", "cwd/note.md"):
-        write_file(bait / relative, f"{BAIT_MARK}\n")
-    write_file(workspace.root / "README.md", f"{BAIT_MARK}\n")
+        # A link on the mark's line: a command that answers with linking lines shows it.
+        write_file(bait / relative, f"{BAIT_MARK} [[style_guide]]\n")
+    write_file(workspace.root / "README.md", f"{BAIT_MARK} [[style_guide]]\n")
     write_file(workspace.root / ".serena" / "project.yml", f"{BAIT_MARK}\n")
     os.symlink(bait / "target.md", workspace.primary / "escape.md")
     os.symlink(bait / "dir", workspace.primary / "escape_dir")
@@ -451,7 +468,7 @@ def as_plain(value: Any) -> Any:
 
 # Reads follow symbolic links wherever they lead, as Serena's do (SPEC 2.2): their results
 # may show a linked file's text, and its path (inside a folder) may resolve outside.
-READERS = frozenset({"memory.read", "memory.list", "memory.search", "memory.about"})
+READERS = frozenset({"memory.read", "memory.list", "memory.search", "memory.about", "memory.links"})
 
 
 def check_answer(ws: Workspace, outcome: Any, command: str | None = None) -> None:
