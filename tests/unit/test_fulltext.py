@@ -931,3 +931,21 @@ def test_closest_query_takes_tags_from_the_index_without_reading_memories(
     assert store.closest_query("paymnt biling") == "payments billing"
     assert store.closest_query("ledgr", "project") is None  # a global memory's tag
     assert store.closest_query("ledgr") == "ledger"
+
+
+@pytest.mark.parametrize("buffered", [True, False])
+def test_a_memory_file_is_read_whole_in_one_read_or_more(tmp_path: Path, buffered: bool) -> None:
+    """`_read_small` (a search reading the files not indexed yet): the exact bytes of a
+    file smaller than, as large as and larger than its first read, b"" beyond the limit,
+    None for a file that cannot be read."""
+    first = fulltext.FIRST_READ
+    buffer = bytearray(first) if buffered else None
+    for size in (0, 1, 300, first - 1, first, first + 1, 3 * first + 7):
+        path = tmp_path / f"m{size}.md"
+        data = bytes((n * 7 + size) % 251 for n in range(size))
+        path.write_bytes(data)
+        read = fulltext._read_small(str(path), 4 * first, buffer)
+        assert read == data and type(read) is bytes
+    assert fulltext._read_small(str(tmp_path / f"m{3 * first + 7}.md"), first, buffer) == b""
+    assert fulltext._read_small(str(tmp_path / "m300.md"), 299, buffer) == b""
+    assert fulltext._read_small(str(tmp_path / "missing.md"), first, buffer) is None
