@@ -5,25 +5,10 @@
 import * as crypto from "node:crypto";
 import * as vscode from "vscode";
 import { errorText } from "./server";
+import type { GraphPayload } from "../webview/graphPayload";
 import type { MemoryServers, Served } from "./servers";
 
-/** What `memory.graph` answers (see the README's protocol section). */
-export interface GraphPayload {
-  format: number;
-  fields: string[];
-  flags: Record<string, number>;
-  folders: { path: string; label: string; scope: string; kind: string; readOnly: boolean }[];
-  tags: string[];
-  /** [name, folder (-1: missing), linksIn, linksOut, flags, problems, tag positions] */
-  nodes: [string, number, number, number, number, number, number[]][];
-  /** Flat pairs of node positions: source, target, source, target… */
-  edges: number[];
-  center: number | null;
-  total: { nodes: number; edges: number };
-  truncated: boolean;
-  pending: number;
-  generation: number;
-}
+export type { GraphPayload };
 
 /** The filters the view sends (memory.graph's arguments). */
 export interface GraphQuery {

@@ -2,18 +2,9 @@
 // It draws what the extension posts (the server's `memory.graph` payload) and posts back
 // filters, clicks, hovers and its first paint. No network: everything is in the bundle.
 import ForceGraph from "force-graph";
+import type { GraphPayload } from "./graphPayload";
 
-interface Payload {
-  flags: Record<string, number>;
-  folders: { path: string; label: string; scope: string; kind: string; readOnly: boolean }[];
-  tags: string[];
-  nodes: [string, number, number, number, number, number, number[]][];
-  edges: number[];
-  center: number | null;
-  total: { nodes: number; edges: number };
-  truncated: boolean;
-  pending: number;
-}
+type Payload = GraphPayload;
 
 interface GraphNode {
   index: number;

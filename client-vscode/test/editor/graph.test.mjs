@@ -6,24 +6,22 @@
 //   node --test client-vscode/test/editor/graph.test.mjs   (see client-vscode/scripts/test-all.sh)
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, loadavg, tmpdir } from "node:os";
+import { cpSync, mkdirSync, writeFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
-import { after, describe, it } from "node:test";
+import { describe } from "node:test";
 import {
   activeTab,
+  editorSuite,
   evidence,
   extensionLog,
-  openBrowser,
   pythonForServer,
   repo,
   retry,
   runCommand,
   screenshot,
-  startCodeServer,
 } from "./harness.mjs";
 
-const artifacts = process.env.MEMORY_LS_ARTIFACTS || join(repo, "client-vscode", "test-results", `graph-${Date.now()}`);
 const TEST_TIMEOUT = 240_000;
 const PAINT_SIZE = 10_000;
 // The example's folders as its .vscode/settings.json configures them (for the CLI).
@@ -36,44 +34,7 @@ const EXAMPLE_FLAGS = [
   "4096",
 ];
 
-const scratch = mkdtempSync(join(tmpdir(), "memory-ls-graph-test-"));
-const sessions = [];
-let failed = false;
-
-after(async () => {
-  for (const { browser, session } of sessions) {
-    await browser?.close().catch(() => undefined);
-    await session?.stop({ keep: failed || process.env.MEMORY_LS_KEEP === "1" });
-  }
-  if (failed) {
-    console.log(`Graph tests failed: screenshots in ${artifacts}; scratch kept in ${scratch}`);
-  } else {
-    rmSync(scratch, { recursive: true, force: true });
-  }
-});
-
-async function start(options) {
-  const entry = {};
-  sessions.push(entry);
-  entry.session = await startCodeServer(options);
-  ({ browser: entry.browser, page: entry.page } = await openBrowser(entry.session.url));
-  return entry;
-}
-
-function step(name, body) {
-  it(name, { timeout: TEST_TIMEOUT }, async () => {
-    try {
-      await body();
-    } catch (error) {
-      failed = true;
-      const page = sessions.at(-1)?.page;
-      if (page) {
-        await screenshot(page, artifacts, name).catch(() => undefined);
-      }
-      throw error;
-    }
-  });
-}
+const { artifacts, scratch, start, step, stopAll } = editorSuite("graph", { timeout: TEST_TIMEOUT });
 
 /** What `memory-ls graph --json` (this checkout's server code) says of a store. */
 function cliGraph(cwd, flags) {
@@ -203,10 +164,7 @@ describe("the memory graph", { timeout: 15 * 60_000 }, () => {
   });
 
   step(`first paint at ${PAINT_SIZE} memories`, async () => {
-    for (const { browser, session } of sessions.splice(0)) {
-      await browser.close().catch(() => undefined);
-      await session.stop();
-    }
+    await stopAll();
     const root = join(scratch, "big");
     const generated = JSON.parse(
       execFileSync(

@@ -26,6 +26,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { after, it } from "node:test";
 import { chromium } from "playwright-core";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -463,4 +464,57 @@ export async function screenshot(page, directory, name) {
   const file = join(directory, `${name.replace(/[^A-Za-z0-9_-]+/g, "_")}.png`);
   await page.screenshot({ path: file, fullPage: true });
   return file;
+}
+
+/**
+ * One test file's editors: `start(options)` runs code-server and a browser on it, `step`
+ * is a test whose failure keeps a screenshot of the last editor, and after the file the
+ * editors stop and `scratch` is removed (both kept when a step failed, or with
+ * MEMORY_LS_KEEP=1). `label` names the artifacts' and scratch folders.
+ */
+export function editorSuite(label, { timeout = 180_000 } = {}) {
+  const suite = {
+    artifacts:
+      process.env.MEMORY_LS_ARTIFACTS || join(repo, "client-vscode", "test-results", `${label}-${Date.now()}`),
+    scratch: mkdtempSync(join(tmpdir(), `memory-ls-${label}-test-`)),
+    sessions: [],
+    failed: false,
+    async start(options) {
+      const entry = {};
+      suite.sessions.push(entry);
+      entry.session = await startCodeServer(options);
+      ({ browser: entry.browser, page: entry.page } = await openBrowser(entry.session.url));
+      return entry;
+    },
+    /** Stop the editors started so far (a test that needs a new one). */
+    async stopAll() {
+      for (const { browser, session } of suite.sessions.splice(0)) {
+        await browser?.close().catch(() => undefined);
+        await session?.stop({ keep: suite.failed || process.env.MEMORY_LS_KEEP === "1" });
+      }
+    },
+    step(name, body) {
+      it(name, { timeout }, async () => {
+        try {
+          await body();
+        } catch (error) {
+          suite.failed = true;
+          const page = suite.sessions.at(-1)?.page;
+          if (page) {
+            await screenshot(page, suite.artifacts, name).catch(() => undefined);
+          }
+          throw error;
+        }
+      });
+    },
+  };
+  after(async () => {
+    await suite.stopAll();
+    if (suite.failed) {
+      console.log(`${label} tests failed: screenshots in ${suite.artifacts}; scratch kept in ${suite.scratch}`);
+    } else {
+      rmSync(suite.scratch, { recursive: true, force: true });
+    }
+  });
+  return suite;
 }

@@ -4,55 +4,25 @@
 // Markdown preview renders [[links]] as links that open the memory, broken ones as broken.
 //   node --test client-vscode/test/editor/links.test.mjs   (see client-vscode/scripts/test-all.sh)
 import assert from "node:assert/strict";
-import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { after, describe, it } from "node:test";
+import { describe } from "node:test";
 import {
   activeTab,
+  editorSuite,
   evidence,
-  openBrowser,
   openFile,
   repo,
   retry,
   runCommand,
-  screenshot,
-  startCodeServer,
   updateSettings,
 } from "./harness.mjs";
 
-const artifacts = process.env.MEMORY_LS_ARTIFACTS || join(repo, "client-vscode", "test-results", `links-${Date.now()}`);
 const TEST_TIMEOUT = 180_000;
 const TARGET = "SPEC_payments_api";
 
-const scratch = mkdtempSync(join(tmpdir(), "memory-ls-links-test-"));
-const entry = {};
-let failed = false;
-
-after(async () => {
-  await entry.browser?.close().catch(() => undefined);
-  await entry.session?.stop({ keep: failed || process.env.MEMORY_LS_KEEP === "1" });
-  if (failed) {
-    console.log(`Links tests failed: screenshots in ${artifacts}; scratch kept in ${scratch}`);
-  } else {
-    rmSync(scratch, { recursive: true, force: true });
-  }
-});
-
-/** A test whose failure keeps a screenshot. */
-function step(name, body) {
-  it(name, { timeout: TEST_TIMEOUT }, async () => {
-    try {
-      await body();
-    } catch (error) {
-      failed = true;
-      if (entry.page) {
-        await screenshot(entry.page, artifacts, name).catch(() => undefined);
-      }
-      throw error;
-    }
-  });
-}
+const { artifacts, scratch, start, step } = editorSuite("links", { timeout: TEST_TIMEOUT });
+let entry = {};
 
 /** The memories (names) of the example's folders whose text links to `name` with [[...]]
  * or `mem:` (read here, independently of the server: what the view must list). */
@@ -150,13 +120,12 @@ describe("memory links on the example workspace", { timeout: 10 * 60_000 }, () =
   let page;
 
   step("the Memory Links view lists every memory that links to the open one, and opens the linking line", async () => {
-    entry.session = await startCodeServer({
+    entry = await start({
       workspace,
       inPlace: true,
       // VS Code's own setting for Markdown links in the preview: open them in an editor.
       userSettings: { "markdown.preview.openMarkdownLinks": "inEditor" },
     });
-    ({ browser: entry.browser, page: entry.page } = await openBrowser(entry.session.url));
     page = entry.page;
     await page.setViewportSize({ width: 1400, height: 1000 });
     const expected = linkingMemories(workspace, TARGET);

@@ -4,27 +4,22 @@
 // folder and groups the Memories view by folder.
 //   node --test client-vscode/test/editor/workspace.test.mjs   (see client-vscode/scripts/test-all.sh)
 import assert from "node:assert/strict";
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, describe, it } from "node:test";
+import { describe } from "node:test";
 import {
   activeTab,
   closeQuickInput,
+  editorSuite,
   evidence,
-  openBrowser,
   openFile,
   pickLabels,
   quickPickRow,
   repo,
   retry,
   runCommand,
-  screenshot,
-  startCodeServer,
 } from "./harness.mjs";
 
-const artifacts =
-  process.env.MEMORY_LS_ARTIFACTS || join(repo, "client-vscode", "test-results", `workspace-${Date.now()}`);
 const TEST_TIMEOUT = 180_000;
 // What `memory-ls check` reports on the example (README): one problem of each of these.
 const EXAMPLE_CODES = [
@@ -37,46 +32,7 @@ const EXAMPLE_CODES = [
   "shadowed",
 ];
 
-const scratch = mkdtempSync(join(tmpdir(), "memory-ls-workspace-test-"));
-const sessions = [];
-let failed = false;
-
-after(async () => {
-  for (const { browser, session } of sessions) {
-    await browser?.close().catch(() => undefined);
-    await session?.stop({ keep: failed || process.env.MEMORY_LS_KEEP === "1" });
-  }
-  if (failed) {
-    console.log(`Workspace tests failed: screenshots in ${artifacts}; scratch kept in ${scratch}`);
-  } else {
-    rmSync(scratch, { recursive: true, force: true });
-  }
-});
-
-/** Start an editor on `workspace` and open it in the browser. */
-async function start(options) {
-  const entry = {};
-  sessions.push(entry);
-  entry.session = await startCodeServer(options);
-  ({ browser: entry.browser, page: entry.page } = await openBrowser(entry.session.url));
-  return entry;
-}
-
-/** A test whose failure keeps a screenshot. */
-function step(name, body) {
-  it(name, { timeout: TEST_TIMEOUT }, async () => {
-    try {
-      await body();
-    } catch (error) {
-      failed = true;
-      const page = sessions.at(-1)?.page;
-      if (page) {
-        await screenshot(page, artifacts, name).catch(() => undefined);
-      }
-      throw error;
-    }
-  });
-}
+const { artifacts, scratch, start, step } = editorSuite("workspace", { timeout: TEST_TIMEOUT });
 
 /** The rows of the Problems panel (opened with its shortcut). */
 async function problemRows(page) {
