@@ -26,6 +26,7 @@ from lsprotocol import types
 
 from memory_ls.core.fulltext import BACKGROUND_SEARCH_SHARE, WORKER_FILES, SearchIndex
 from memory_ls.core.index import MemoryIndex, facts_cache_path
+from memory_ls.lsp import startup
 from memory_ls.lsp.server import MemoryServer
 
 logger = logging.getLogger(__name__)
@@ -82,22 +83,23 @@ def start(ls: MemoryServer) -> None:
             # Whether the full-text index is empty (never built): a first sync of many files
             # runs in workers; else it only checks stamps, beside the facts.
             first = count >= WORKER_FILES and not search_index.holds_files()
-            if ls.index is index:
-                searching.start()
-                if first:
-                    # The workers read every file for both indexes; the rest (files they
-                    # did not read) after them.
-                    _learn(index, learnt, search_index, reporter, count)
-                    searching.join()
-            with _quick_switching():
-                index.warm(
-                    report=reporter.report if reporter is not None else None,
-                    # A newer configuration replaced this index: stop wasting time on it.
-                    cancelled=lambda: ls.index is not index,
-                    cache_path=facts_cache_path(index.config),
-                    pause=search_index.turns.pauser(BACKGROUND_SEARCH_SHARE),
-                )
-            gc.freeze()
+            # No cyclic collection while the facts are learnt (startup.py).
+            with startup.collection_paused():
+                if ls.index is index:
+                    searching.start()
+                    if first:
+                        # The workers read every file for both indexes; the rest (files
+                        # they did not read) after them.
+                        _learn(index, learnt, search_index, reporter, count)
+                        searching.join()
+                with _quick_switching():
+                    index.warm(
+                        report=reporter.report if reporter is not None else None,
+                        # A newer configuration replaced this index: stop wasting time on it.
+                        cancelled=lambda: ls.index is not index,
+                        cache_path=facts_cache_path(index.config),
+                        pause=search_index.turns.pauser(BACKGROUND_SEARCH_SHARE),
+                    )
             if index.declarations():
                 # Open memories were checked against the relations learnt so far: again.
                 ls.on_loop(lambda: _scanned(ls, index))
