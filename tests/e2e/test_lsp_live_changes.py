@@ -257,3 +257,20 @@ async def test_an_event_seen_by_both_sources_is_handled_once(server: Session) ->
     server.notify_files((second, types.FileChangeType.Created))
     await server.wait_for_codes(uri, lambda codes: not codes)
     assert server.publications(uri) == before + 2
+
+
+async def test_a_folder_made_in_a_memory_folder_that_held_none(tmp_path: Path) -> None:
+    """A memory folder that holds no folder is watched flat (core/watching.py: no walk of
+    its files first); a topic folder made in it later is read, and from then on it is
+    watched whole: a file written in the new folder afterwards is seen too."""
+    ws = make_workspace(tmp_path)
+    flat = ws.root / "flat" / "memories"
+    write_file(flat / "top.md", "# Top\n")
+    options = ws.init_options(primaryFolder="flat/memories")
+    async with session(ws, init_options=options) as fresh:
+        uri = fresh.open("notes/topic.md", "[[topic/first]]\n[[topic/second]]\n")
+        await resolves(fresh, uri, resolved=False)
+        write_file(flat / "topic" / "first.md", "# First\n")  # the folder and a file at once
+        await fresh.wait_for_codes(uri, lambda codes: codes == ["broken-link"])
+        write_file(flat / "topic" / "second.md", "# Second\n")  # only a recursive watch sees it
+        await resolves(fresh, uri, resolved=True)

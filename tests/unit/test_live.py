@@ -95,3 +95,20 @@ def test_renames_find_referrers_before_every_file_s_links_are_known(ws: Workspac
     watched.stop()
     assert moved["updatedReferences"] == 2
     assert (ws.primary / "referrer.md").read_text() == "See [[gamma]] and mem:gamma.\n"
+
+
+def test_a_folder_made_in_a_folder_that_held_none_is_watched_whole(
+    live: tuple[LiveStore, Store], ws: Workspace
+) -> None:
+    """The additional folder holds no folder, so it is watched flat (core/watching.py); a
+    topic folder made there is read, and files written in it afterwards are seen too."""
+    watched, disk = live
+    feature = ws.root / "shared" / "feature"
+
+    def names() -> set[str]:
+        return {r.memory.qualified for r in watched.store(disk.config).resolve(None)}
+
+    ws.write(feature / "topic" / "first.md", "# First\n")  # the folder and a file at once
+    eventually(lambda: "topic/first" in names(), "a file in a folder made in a flat one")
+    ws.write(feature / "topic" / "second.md", "# Second\n")  # only a recursive watch sees it
+    eventually(lambda: "topic/second" in names(), "a later file in that folder")

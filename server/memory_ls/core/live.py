@@ -37,6 +37,9 @@ from memory_ls.core.listing import FolderScan, ScanCache, ScanFolder
 from memory_ls.core.store import MemoryFile, Resolved, Store
 from memory_ls.core.watching import (
     FolderWatch,
+    appeared_folders,
+    flat_folders,
+    has_subfolder,
     is_ancestor_or_same,
     server_watch_disabled,
     watch_plan,
@@ -86,6 +89,8 @@ class LiveStore:
         self._apply_lock = threading.RLock()
         self._watches: dict[bool, FolderWatch | None] = {}
         self._missing: tuple[str, ...] = ()
+        # The configured folders watched flat (they held no folder when watched).
+        self._flat: tuple[str, ...] = ()
         self._burst_directories: set[str] = set()
         self._burst_timer: threading.Timer | None = None
         self._names_ready = threading.Event()
@@ -129,19 +134,27 @@ class LiveStore:
         """Watch the folders as they are now (the new watch active before the old stops)."""
         folders = [f.path for f in self.config.folders]
         self._missing = tuple(path for path in folders if not os.path.isdir(path))
-        plan = watch_plan(folders)
-        for recursive in (True, False):
-            paths = tuple(path for path, deep in plan if deep == recursive)
-            current = self._watches.get(recursive)
-            if current is not None and current.paths == paths:
-                continue
-            watch = FolderWatch.start(paths, recursive, self.enqueue)
-            if watch is None and paths:
-                self.stop()
-                raise WatchUnavailable(f"cannot watch {', '.join(paths)}")
-            self._watches[recursive] = watch
-            if current is not None:
-                current.retire()
+        # Twice at most: a folder made in a flat-watched one before its watch was active
+        # sent no event, and needs the recursive watch after all (and to be read).
+        for _attempt in range(2):
+            plan = watch_plan(folders)
+            for recursive in (True, False):
+                paths = tuple(path for path, deep in plan if deep == recursive)
+                current = self._watches.get(recursive)
+                if current is not None and current.paths == paths:
+                    continue
+                watch = FolderWatch.start(paths, recursive, self.enqueue)
+                if watch is None and paths:
+                    self.stop()
+                    raise WatchUnavailable(f"cannot watch {', '.join(paths)}")
+                self._watches[recursive] = watch
+                if current is not None:
+                    current.retire()
+            self._flat = flat_folders(plan, folders)
+            subfolders = [path for path in self._flat if has_subfolder(path)]
+            if not subfolders:
+                break
+            self.enqueue(subfolders)
 
     def _load(self) -> None:
         """List the folders once; from that listing bring the full-text index in line (what
@@ -295,6 +308,8 @@ class LiveStore:
             for folder in self._missing
             if any(is_ancestor_or_same(p, folder) or is_ancestor_or_same(folder, p) for p in wanted)
         ]
+        # A folder made in a folder watched flat: watched whole from now on, and read.
+        related += appeared_folders(wanted, self._flat)
         vanished = any(
             not os.path.isdir(f.path) for f in self.config.folders if f.path not in self._missing
         )

@@ -41,7 +41,13 @@ def server_watch_disabled() -> bool:
 
 
 def watch_plan(folders: list[str]) -> list[tuple[str, bool]]:
-    """(path, recursive) pairs covering the folders without watching anything twice."""
+    """(path, recursive) pairs covering the folders without watching anything twice.
+
+    A folder that holds no folder is watched flat: a recursive watch lists every entry
+    below it first, with the GIL held (0.25 to 0.38 s for 100,000 memories, before the
+    names can be listed), a flat one nothing. A folder that appears in it later turns its
+    watch recursive (`appeared_folders`).
+    """
     # A missing folder gets a flat watch on its nearest existing ancestor, so that its
     # creation is seen.
     recursive = sorted({f for f in folders if os.path.isdir(f)}, key=len)
@@ -49,7 +55,7 @@ def watch_plan(folders: list[str]) -> list[tuple[str, bool]]:
     for folder in recursive:
         if not any(is_ancestor_or_same(outer, folder) for outer in kept):
             kept.append(folder)
-    plan = [(folder, True) for folder in kept]
+    plan = [(folder, has_subfolder(folder)) for folder in kept]
     flat: set[str] = set()
     for folder in folders:
         if os.path.isdir(folder):
@@ -64,6 +70,29 @@ def watch_plan(folders: list[str]) -> list[tuple[str, bool]]:
             flat.add(ancestor)
     plan.extend((path, False) for path in sorted(flat))
     return plan
+
+
+def has_subfolder(path: str) -> bool:
+    """Whether a folder holds a folder or a link to one (what a flat watch would miss);
+    True when it cannot be told (watched whole)."""
+    try:
+        with os.scandir(path) as entries:
+            return any(entry.is_dir() for entry in entries)
+    except OSError:
+        return True
+
+
+def flat_folders(plan: list[tuple[str, bool]], folders: Iterable[str]) -> tuple[str, ...]:
+    """The configured folders a plan watches flat."""
+    configured = set(folders)
+    return tuple(path for path, deep in plan if not deep and path in configured)
+
+
+def appeared_folders(paths: Iterable[str], flat: Iterable[str]) -> list[str]:
+    """The changed paths that are folders right inside a folder watched flat: its watch
+    must become recursive, and what they hold be read (written before it was)."""
+    watched = set(flat)
+    return [path for path in paths if os.path.dirname(path) in watched and os.path.isdir(path)]
 
 
 def is_ancestor_or_same(ancestor: str, path: str) -> bool:

@@ -27,6 +27,9 @@ from memory_ls.core.index import MemoryIndex, Update
 from memory_ls.core.watching import (
     FolderWatch,
     SerialWorker,
+    appeared_folders,
+    flat_folders,
+    has_subfolder,
     is_ancestor_or_same,
     server_watch_disabled,
     watch_plan,
@@ -81,6 +84,8 @@ class Watcher:
         # The server's own watches, recursive and flat (see watch_plan).
         self._watches: dict[bool, FolderWatch | None] = {}
         self._missing: tuple[str, ...] = ()
+        # The configured folders watched flat (they held no folder when watched).
+        self._flat: tuple[str, ...] = ()
         self._registration: str | None = None
         self._registered_for: tuple[str, ...] = ()
         self._burst_directories: set[str] = set()
@@ -129,6 +134,8 @@ class Watcher:
                 for path in paths
             )
         ]
+        # A folder made in a folder watched flat: watched whole from now on, and read.
+        related += appeared_folders(paths, self._flat)
         if len(paths) >= BURST_PATHS or self._burst_directories:
             # During a burst every batch counts: the folders are read again once nothing
             # at all has come for a while, not while the tail of the burst still runs.
@@ -214,21 +221,33 @@ class Watcher:
                 watch.stop()
 
     def _watch_on_server(self, folders: tuple[Folder, ...], armed: threading.Event) -> None:
+        paths_of = [f.path for f in folders]
+        subfolders: list[str] = []
         try:
-            plan = watch_plan([f.path for f in folders])
-            for recursive in (True, False):
-                paths = tuple(path for path, deep in plan if deep == recursive)
-                current = self._watches.get(recursive)
-                if current is not None and current.paths == paths:
-                    continue
-                # The new watch is active before the old one stops: no event falls between.
-                self._watches[recursive] = FolderWatch.start(paths, recursive, self.enqueue)
-                if current is not None:
-                    current.retire()
+            # Twice at most: a folder made in a flat-watched one before its watch was
+            # active sent no event, and needs the recursive watch after all.
+            for _attempt in range(2):
+                plan = watch_plan(paths_of)
+                for recursive in (True, False):
+                    paths = tuple(path for path, deep in plan if deep == recursive)
+                    current = self._watches.get(recursive)
+                    if current is not None and current.paths == paths:
+                        continue
+                    # The new watch is active before the old one stops: no event falls
+                    # between.
+                    self._watches[recursive] = FolderWatch.start(paths, recursive, self.enqueue)
+                    if current is not None:
+                        current.retire()
+                self._flat = flat_folders(plan, paths_of)
+                made = [path for path in self._flat if has_subfolder(path)]
+                subfolders += made
+                if not made:
+                    break
         finally:
             armed.set()
         # A missing folder made before its watch was active sent no event: read it now.
         appeared = [f.path for f in folders if f.path in self._missing and os.path.isdir(f.path)]
+        appeared += subfolders
         if appeared:
             self.enqueue(appeared)
 
