@@ -38,11 +38,9 @@ from memory_ls.core.store import MemoryFile, Resolved, Store
 from memory_ls.core.watching import (
     FolderWatch,
     appeared_folders,
-    flat_folders,
-    has_subfolder,
+    arm,
     is_ancestor_or_same,
     server_watch_disabled,
-    watch_plan,
 )
 
 logger = logging.getLogger(__name__)
@@ -134,27 +132,12 @@ class LiveStore:
         """Watch the folders as they are now (the new watch active before the old stops)."""
         folders = [f.path for f in self.config.folders]
         self._missing = tuple(path for path in folders if not os.path.isdir(path))
-        # Twice at most: a folder made in a flat-watched one before its watch was active
-        # sent no event, and needs the recursive watch after all (and to be read).
-        for _attempt in range(2):
-            plan = watch_plan(folders)
-            for recursive in (True, False):
-                paths = tuple(path for path, deep in plan if deep == recursive)
-                current = self._watches.get(recursive)
-                if current is not None and current.paths == paths:
-                    continue
-                watch = FolderWatch.start(paths, recursive, self.enqueue)
-                if watch is None and paths:
-                    self.stop()
-                    raise WatchUnavailable(f"cannot watch {', '.join(paths)}")
-                self._watches[recursive] = watch
-                if current is not None:
-                    current.retire()
-            self._flat = flat_folders(plan, folders)
-            subfolders = [path for path in self._flat if has_subfolder(path)]
-            if not subfolders:
-                break
-            self.enqueue(subfolders)
+        self._flat, made, unwatched = arm(self._watches, folders, self.enqueue)
+        if unwatched:
+            self.stop()
+            raise WatchUnavailable(f"cannot watch {', '.join(unwatched)}")
+        if made:
+            self.enqueue(made)
 
     def _load(self) -> None:
         """List the folders once; from that listing bring the full-text index in line (what

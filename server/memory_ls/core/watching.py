@@ -72,6 +72,44 @@ def watch_plan(folders: list[str]) -> list[tuple[str, bool]]:
     return plan
 
 
+def arm(
+    watches: dict[bool, FolderWatch | None],
+    folders: list[str],
+    enqueue: Callable[[Iterable[str]], None],
+) -> tuple[tuple[str, ...], list[str], list[str]]:
+    """Bring `watches` (by recursive) in line with the plan for `folders`, each new watch
+    active before the one it replaces stops, so no event falls between. Returns the
+    configured folders watched flat, those of them that held a folder once watched (made
+    before the watch was active: no event came, so they are watched whole now and the
+    caller reads them), and the paths no watch could be set up for.
+
+    Planned twice at most: a folder made in a flat-watched one in between needs the
+    recursive watch after all.
+    """
+    flat: tuple[str, ...] = ()
+    made: list[str] = []
+    unwatched: list[str] = []
+    for _attempt in range(2):
+        plan = watch_plan(folders)
+        for recursive in (True, False):
+            paths = tuple(path for path, deep in plan if deep == recursive)
+            current = watches.get(recursive)
+            if current is not None and current.paths == paths:
+                continue
+            watch = FolderWatch.start(paths, recursive, enqueue)
+            if watch is None:
+                unwatched += paths
+            watches[recursive] = watch
+            if current is not None:
+                current.retire()
+        flat = flat_folders(plan, folders)
+        holding = [path for path in flat if has_subfolder(path)]
+        made += holding
+        if not holding:
+            break
+    return flat, made, unwatched
+
+
 def has_subfolder(path: str) -> bool:
     """Whether a folder holds a folder or a link to one (what a flat watch would miss);
     True when it cannot be told (watched whole)."""

@@ -28,11 +28,9 @@ from memory_ls.core.watching import (
     FolderWatch,
     SerialWorker,
     appeared_folders,
-    flat_folders,
-    has_subfolder,
+    arm,
     is_ancestor_or_same,
     server_watch_disabled,
-    watch_plan,
 )
 from memory_ls.lsp.server import MemoryServer
 
@@ -221,33 +219,16 @@ class Watcher:
                 watch.stop()
 
     def _watch_on_server(self, folders: tuple[Folder, ...], armed: threading.Event) -> None:
-        paths_of = [f.path for f in folders]
-        subfolders: list[str] = []
+        made: list[str] = []
         try:
-            # Twice at most: a folder made in a flat-watched one before its watch was
-            # active sent no event, and needs the recursive watch after all.
-            for _attempt in range(2):
-                plan = watch_plan(paths_of)
-                for recursive in (True, False):
-                    paths = tuple(path for path, deep in plan if deep == recursive)
-                    current = self._watches.get(recursive)
-                    if current is not None and current.paths == paths:
-                        continue
-                    # The new watch is active before the old one stops: no event falls
-                    # between.
-                    self._watches[recursive] = FolderWatch.start(paths, recursive, self.enqueue)
-                    if current is not None:
-                        current.retire()
-                self._flat = flat_folders(plan, paths_of)
-                made = [path for path in self._flat if has_subfolder(path)]
-                subfolders += made
-                if not made:
-                    break
+            self._flat, made, _unwatched = arm(
+                self._watches, [f.path for f in folders], self.enqueue
+            )
         finally:
             armed.set()
         # A missing folder made before its watch was active sent no event: read it now.
         appeared = [f.path for f in folders if f.path in self._missing and os.path.isdir(f.path)]
-        appeared += subfolders
+        appeared += made
         if appeared:
             self.enqueue(appeared)
 
