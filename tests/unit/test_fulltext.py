@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
+import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -805,6 +807,39 @@ def test_a_search_during_the_first_sync_answers_from_the_index_and_the_rest(
     assert index.sync(store.scan(), report=mid_sync)
     assert len(checked) == 123 // 25 and checked[0][1] == 123
     assert index.search(parse_query("okapi"), [], None, 500) is not None
+    assert _names(live.search("okapi", limit=500)["results"]) == planted
+
+
+def test_the_indexing_workers_start_after_the_search_under_way(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search sent as the server starts reads every file: the workers that would read
+    them too (and send their facts to this process) are started once it is answered."""
+    store, planted = _bulk(ws, 40)
+    monkeypatch.setattr(fulltext, "WORKER_FILES", 1)
+    index = SearchIndex(store.config, live=True)
+    live = Store(store.config, index)
+    searches_at_start: list[int] = []
+    popen = subprocess.Popen
+
+    def start_worker(*args: Any, **kwargs: Any) -> subprocess.Popen[bytes]:
+        searches_at_start.append(index.turns._searches)
+        return popen(*args, **kwargs)
+
+    monkeypatch.setattr(fulltext.subprocess, "Popen", start_worker)
+    index.expect_sync()
+    syncing = threading.Thread(target=lambda: index.sync(store.scan()))
+    with index.turns.searching():  # the first search, under way before the sync begins
+        syncing.start()
+        # Until the sync waits for it (the workers would have started by now otherwise).
+        deadline = time.monotonic() + 30
+        while not searches_at_start and not index.turns._changed._waiters:  # type: ignore[attr-defined]
+            assert time.monotonic() < deadline, "the sync neither waited nor started workers"
+            time.sleep(0.01)
+        found = _names(live.search("okapi", limit=500)["results"])
+    syncing.join(60)
+    assert found == planted
+    assert searches_at_start and set(searches_at_start) == {0}
     assert _names(live.search("okapi", limit=500)["results"]) == planted
 
 
