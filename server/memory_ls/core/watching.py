@@ -16,6 +16,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from memory_ls.core import inotify
 from memory_ls.core.fsio import is_temp_file
 
 # Setting this to 1 turns off the servers' own watchers (for machines short of inotify
@@ -143,8 +144,10 @@ class FolderWatch:
 
     watchfiles (the Rust notify crate) does the watching: inotify, FSEvents or
     ReadDirectoryChangesW, new subfolders followed, events grouped in Rust without the
-    GIL. watchdog, used before, paired renames in Python with a linear search per event:
-    in an event storm its threads held the GIL most of the time while completion waited.
+    GIL; on Linux a flat watch is our own inotify watch, which asks for no reads
+    (core/inotify.py). watchdog, used before, paired renames in Python with a linear
+    search per event: in an event storm its threads held the GIL most of the time while
+    completion waited.
     """
 
     def __init__(self, paths: tuple[str, ...], recursive: bool, notify: Any) -> None:
@@ -221,7 +224,10 @@ class FolderWatch:
 
 
 def notifier(paths: tuple[str, ...], recursive: bool) -> Any:
-    """watchfiles' watcher over `paths`, active on return."""
+    """A watcher over `paths`, active on return: on Linux a flat one asks inotify for no
+    reads (core/inotify.py), else watchfiles'."""
+    if not recursive and inotify.available():
+        return inotify.FlatInotify(list(paths))
     # The class that watchfiles.watch() loops over, used directly so that the watch is
     # active when it is made, not later in the thread, as the callers expect.
     from watchfiles._rust_notify import RustNotify
