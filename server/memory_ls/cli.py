@@ -379,9 +379,10 @@ def _serve(args: argparse.Namespace, layer: Layer) -> int:
     if args.root:
         os.chdir(args.root)
     from memory_ls.lsp import startup
-    from memory_ls.lsp.malloc import limit_malloc_arenas
+    from memory_ls.lsp.malloc import fix_mmap_threshold, limit_malloc_arenas
 
     limit_malloc_arenas()  # before the server starts any thread
+    fix_mmap_threshold()
 
     startup.begin()  # until the session has begun: see memory_ls/lsp/startup.py
     from memory_ls.lsp.app import serve  # the server's imports stay off other commands' path
