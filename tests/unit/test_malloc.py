@@ -8,7 +8,6 @@ import sys
 
 import pytest
 
-
 glibc_only = pytest.mark.skipif(
     sys.platform != "linux" or not (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc"),
     reason="glibc's malloc only",
