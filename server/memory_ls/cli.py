@@ -15,7 +15,7 @@ from memory_ls.config import ConfigError, Layer, cli_layer, merge_layers
 from memory_ls.core.errors import InvalidArguments, MemoryStoreError
 from memory_ls.core.folders import StoreConfig, resolve_store_config
 from memory_ls.core.formats import FORMATS, has_findings, render, summary_line
-from memory_ls.core.fulltext import SearchIndex
+from memory_ls.core.fulltext import SearchIndex, start_file_helper
 from memory_ls.core.related import supersede_note
 from memory_ls.core.store import Store
 
@@ -387,6 +387,9 @@ def _serve(args: argparse.Namespace, layer: Layer) -> int:
     startup.begin()  # until the session has begun: see memory_ls/lsp/startup.py
     from memory_ls.lsp.app import serve  # the server's imports stay off other commands' path
 
+    # Before any thread: a search while the first indexing runs reads every memory file,
+    # half of them in this helper process.
+    start_file_helper()
     serve(layer, tcp=tcp)
     return EXIT_OK
 

@@ -702,7 +702,7 @@ def test_light_stemming_takes_off_inflections_only() -> None:
         assert word.startswith(stem(word)[:-1]), word
 
 
-def test_the_stat_helper_states_half_of_each_list_and_goes_with_its_parent(
+def test_the_file_helper_states_and_reads_half_of_each_list_and_goes_with_its_parent(
     tmp_path: Path,
 ) -> None:
     paths = []
@@ -712,21 +712,29 @@ def test_the_stat_helper_states_half_of_each_list_and_goes_with_its_parent(
         paths.append(str(path))
     (tmp_path / "folder.md").mkdir()
     paths += [str(tmp_path / "folder.md"), str(tmp_path / "missing.md")]
+    (tmp_path / "large.md").write_text("y" * 5000)
+    paths.append(str(tmp_path / "large.md"))
     serial = fulltext._stat_each(paths)
-    helper = fulltext.StatHelper()
+    read = [fulltext._read_small(path, 1000) for path in paths]
+    assert read[-1] == b"" and read[-2] is None and read[-3] is None and read[7] == b"x" * 7
+    helper = fulltext.FileHelper()
     try:
         assert helper.stat_files(paths) == serial
         assert helper.stat_files(paths[:3]) == fulltext._stat_each(paths[:3])
+        # Reads too: too large (b""), a folder and a missing file (None) as here.
+        assert helper.read_files(paths, 1000) == read
+        assert helper.read_files(paths[:1], 1000) == read[:1]
         assert helper.working
         # A helper that died costs time, never results.
         os.kill(helper.pid, signal.SIGKILL)
         os.waitpid(helper.pid, 0)
         assert helper.stat_files(paths) == serial
         assert not helper.working
+        assert helper.read_files(paths, 1000) == read
     finally:
         helper.close()
     # A live helper leaves when its parent's end of the pipe closes (the parent exits).
-    second = fulltext.StatHelper()
+    second = fulltext.FileHelper()
     second._requests.close()
     assert os.waitpid(second.pid, 0)[1] == 0
     second.close()
@@ -765,15 +773,19 @@ def _bulk(ws: Workspace, count: int) -> tuple[Store, set[str]]:
     return ws.store(["team/feature"]), planted
 
 
-@pytest.mark.parametrize("worker", [False, True])
+@pytest.mark.parametrize(("worker", "helper"), [(False, False), (True, False), (True, True)])
 def test_a_search_during_the_first_sync_answers_from_the_index_and_the_rest(
-    ws: Workspace, monkeypatch: pytest.MonkeyPatch, worker: bool
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch, worker: bool, helper: bool
 ) -> None:
     """Batch by batch (in this process, or reported by the worker process), each search
-    meanwhile gives the memories a search over every file gives: no memory missed."""
+    meanwhile gives the memories a search over every file gives: no memory missed (the
+    files it reads read half by the file helper, or all here)."""
     store, planted = _bulk(ws, 120)
     monkeypatch.setattr(fulltext, "BATCH_FILES", 25)
     monkeypatch.setattr(fulltext, "WORKER_FILES", 1 if worker else 10**9)
+    if helper:
+        monkeypatch.setattr(fulltext, "_HELPER", fulltext.FileHelper())
+        monkeypatch.setattr(fulltext, "HELPER_FILES", 1)
     index = SearchIndex(store.config, live=True)
     live = Store(store.config, index)
     checked: list[tuple[int, int]] = []
@@ -808,6 +820,9 @@ def test_a_search_during_the_first_sync_answers_from_the_index_and_the_rest(
     assert len(checked) == 123 // 25 and checked[0][1] == 123
     assert index.search(parse_query("okapi"), [], None, 500) is not None
     assert _names(live.search("okapi", limit=500)["results"]) == planted
+    if helper:
+        assert fulltext._HELPER is not None and fulltext._HELPER.working
+        fulltext._HELPER.close()
 
 
 def test_the_indexing_workers_start_after_the_search_under_way(

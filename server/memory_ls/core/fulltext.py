@@ -36,7 +36,7 @@ import unicodedata
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memory_ls.core.backlinks import SERENA_MARK
 from memory_ls.core.document import Document, parse_document
@@ -577,16 +577,15 @@ class SearchIndex:
         """`read_unindexed` of each path, the cache's lock taken once for them all."""
         cached = self._unread
         limit = READ_LIMIT_FACTOR * self.config.max_memory_bytes
-        found: list[bytes | None] = []
+        found: list[bytes | None] = [cached.get(path) for path in paths]
+        unread = [number for number, data in enumerate(found) if data is None]
         fresh: list[tuple[str, bytes]] = []
-        buffer = bytearray(FIRST_READ) if hasattr(os, "readv") else None
-        for path in paths:
-            data = cached.get(path)
-            if data is None:
-                data = _read_small(path, limit, buffer)
-                if data:
-                    fresh.append((path, data))
-            found.append(data)
+        # Many at once (a search while the first indexing runs): half in the file helper.
+        read = read_files([paths[number] for number in unread], limit)
+        for number, data in zip(unread, read, strict=True):
+            found[number] = data
+            if data:
+                fresh.append((paths[number], data))
         if fresh:
             with self._unread_lock:
                 if self._unsynced is not None:
@@ -1686,10 +1685,15 @@ def _tag_text(tags: Iterable[str]) -> str:
     return "\n" + "".join(tag.replace("\n", " ") + "\n" for tag in tags)
 
 
-class StatHelper:
-    """A process forked once, while this one ran no other thread, that states the second
-    half of each long list of paths: a server running threads may not fork per walk (the
-    MCP server compares every memory file with the index before it trusts it)."""
+T = TypeVar("T")
+U = TypeVar("U")
+
+
+class FileHelper:
+    """A process forked once, while this one ran no other thread, that states or reads
+    the second half of each long list of paths meanwhile: a server running threads may
+    not fork per walk (the MCP server compares every memory file with the index before
+    it trusts it), and a search while the first indexing runs reads every file."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -1701,12 +1705,18 @@ class StatHelper:
             for end in (requests_in, requests_out, answers_in, answers_out):
                 os.close(end)
             raise
-        if pid == 0:  # the helper: lists in, stamps out, until this process is gone
+        if pid == 0:  # the helper: lists in, stamps or contents out, until this process is gone
             status = 0
             try:
                 os.close(requests_out)
                 os.close(answers_in)
-                _serve_stats(requests_in, answers_out)
+                # Off the client's pipes (a server on stdio): its end of them is this
+                # process's alone.
+                null = os.open(os.devnull, os.O_RDWR)
+                for standard in (0, 1):
+                    os.dup2(null, standard)
+                os.close(null)
+                _serve_files(requests_in, answers_out)
             except BaseException:
                 status = 1
             finally:
@@ -1730,25 +1740,53 @@ class StatHelper:
     def stat_files(self, paths: Sequence[str]) -> tuple[array.array[int], array.array[int]]:
         """`stat_files` with the second half stated by the helper meanwhile."""
         half = len(paths) // 2
-        with self._lock:
-            second = None
-            if self.working:
-                try:
-                    _send(self._requests, marshal.dumps(list(paths[half:])))
-                    first = _stat_each(paths[:half])
-                    second = _stamp_arrays(
-                        marshal.loads(_receive(self._answers)), len(paths) - half
-                    )
-                except (OSError, EOFError, ValueError, TypeError):
-                    pass
-                finally:
-                    if second is None:
-                        # Gone, confused or interrupted: an answer left in the pipe would
-                        # answer the next walk, so every walk states alone from now on.
-                        self.close()
-            if second is None:
-                return _stat_each(paths)
+        shared = self._share(
+            ("stat", list(paths[half:]), 0),
+            lambda: _stat_each(paths[:half]),
+            lambda answer: _stamp_arrays(answer, len(paths) - half),
+        )
+        if shared is None:
+            return _stat_each(paths)
+        first, second = shared
         return first[0] + second[0], first[1] + second[1]
+
+    def read_files(self, paths: Sequence[str], limit: int) -> list[bytes | None]:
+        """`_read_small` of each path, the second half read by the helper meanwhile."""
+        half = len(paths) // 2
+        buffer = bytearray(FIRST_READ) if hasattr(os, "readv") else None
+        shared = self._share(
+            ("read", list(paths[half:]), limit),
+            lambda: [_read_small(path, limit, buffer) for path in paths[:half]],
+            lambda answer: _contents(answer, len(paths) - half),
+        )
+        if shared is None:
+            return [_read_small(path, limit, buffer) for path in paths]
+        return shared[0] + shared[1]
+
+    def _share(
+        self,
+        request: tuple[str, list[str], int],
+        own: Callable[[], T],
+        check: Callable[[Any], U | None],
+    ) -> tuple[T, U] | None:
+        """Ask the helper for `request`, do `own` meanwhile: both results, or None when the
+        helper is gone or answered what it was not asked (it then helps no more)."""
+        with self._lock:
+            if not self.working:
+                return None
+            answer: U | None = None
+            try:
+                _send(self._requests, marshal.dumps(request))
+                mine = own()
+                answer = check(marshal.loads(_receive(self._answers)))
+            except (OSError, EOFError, ValueError, TypeError):
+                pass
+            finally:
+                if answer is None:
+                    # Gone, confused or interrupted: an answer left in the pipe would
+                    # answer the next request, so this process works alone from now on.
+                    self.close()
+            return None if answer is None else (mine, answer)
 
 
 def _send(pipe: Any, data: bytes) -> None:
@@ -1759,41 +1797,65 @@ def _send(pipe: Any, data: bytes) -> None:
 def _receive(pipe: Any) -> bytes:
     head = pipe.read(8)
     if len(head) < 8:
-        raise EOFError("the stat helper is gone")
+        raise EOFError("the file helper is gone")
     (size,) = struct.unpack("<Q", head)
     data: bytes = pipe.read(size)
     if len(data) < size:
-        raise EOFError("the stat helper is gone")
+        raise EOFError("the file helper is gone")
     return data
 
 
-def _serve_stats(requests: int, answers: int) -> None:
+def _serve_files(requests: int, answers: int) -> None:
     """The helper's loop (in the child): until the requests' pipe closes."""
     with os.fdopen(requests, "rb") as incoming, os.fdopen(answers, "wb") as outgoing:
         while True:
             try:
-                paths = marshal.loads(_receive(incoming))
+                kind, paths, limit = marshal.loads(_receive(incoming))
             except EOFError:
                 return
-            mtimes, sizes = _stat_each(paths)
-            _send(outgoing, marshal.dumps((mtimes.tobytes(), sizes.tobytes())))
+            if kind == "read":
+                buffer = bytearray(FIRST_READ) if hasattr(os, "readv") else None
+                answer = marshal.dumps([_read_small(path, limit, buffer) for path in paths])
+            else:
+                mtimes, sizes = _stat_each(paths)
+                answer = marshal.dumps((mtimes.tobytes(), sizes.tobytes()))
+            _send(outgoing, answer)
 
 
-# The stat helper of this process, when it started one (`start_stat_helper`).
-_HELPER: StatHelper | None = None
-# Paths from which a walk shares its stats with the helper (below, the pipe costs more).
-HELPER_STAT_FILES = 2_000
+def _contents(value: object, count: int) -> list[bytes | None] | None:
+    """The contents a helper sent, if they are what it was asked for."""
+    if not isinstance(value, list) or len(value) != count:
+        return None
+    if not all(item is None or isinstance(item, bytes) for item in value):
+        return None
+    return value
 
 
-def start_stat_helper() -> bool:
-    """Fork the stat helper now, if this process may (call it before any thread starts)."""
+# The file helper of this process, when it started one (`start_file_helper`).
+_HELPER: FileHelper | None = None
+# Paths from which a walk shares its stats, and a search its reads, with the helper
+# (below, the pipe costs more).
+HELPER_FILES = 2_000
+
+
+def start_file_helper() -> bool:
+    """Fork the file helper now, if this process may (call it before any thread starts)."""
     global _HELPER
     if _HELPER is None and _may_fork():
         try:
-            _HELPER = StatHelper()
+            _HELPER = FileHelper()
         except OSError:
             return False
     return _HELPER is not None
+
+
+def read_files(paths: Sequence[str], limit: int) -> list[bytes | None]:
+    """`_read_small` of each path; many in two processes at once, where a helper runs."""
+    helper = _HELPER
+    if helper is not None and helper.working and len(paths) >= HELPER_FILES:
+        return helper.read_files(paths, limit)
+    buffer = bytearray(FIRST_READ) if hasattr(os, "readv") else None
+    return [_read_small(path, limit, buffer) for path in paths]
 
 
 def stat_files(paths: Sequence[str]) -> tuple[array.array[int], array.array[int]]:
@@ -1806,7 +1868,7 @@ def stat_files(paths: Sequence[str]) -> tuple[array.array[int], array.array[int]
     Only where forking is safe: Linux, this process running no other thread.
     """
     helper = _HELPER
-    if helper is not None and helper.working and len(paths) >= HELPER_STAT_FILES:
+    if helper is not None and helper.working and len(paths) >= HELPER_FILES:
         return helper.stat_files(paths)
     if len(paths) < PARALLEL_STAT_FILES or not _may_fork():
         return _stat_each(paths)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from memory_ls import __version__
 from memory_ls.config import ConfigError, Layer, merge_layers
 from memory_ls.core.errors import InvalidArguments
-from memory_ls.core.fulltext import start_stat_helper
+from memory_ls.core.fulltext import start_file_helper
 from memory_ls.mcp.answers import explain_validation, refusal
 from memory_ls.mcp.stores import StoreFactory
 from memory_ls.mcp.wording import (
@@ -49,7 +49,7 @@ def run_mcp(layer: Layer, root: str, tool_prefix: str = "") -> None:
     """Serve the MCP tools over stdio on the store configured by the CLI flags in `layer`."""
     # Before any thread: the first listing of the folders (and, where they cannot be
     # watched, every call) states the memory files in two processes.
-    start_stat_helper()
+    start_file_helper()
     server = build_server(layer, root, tool_prefix, watch=True)
     server.run("stdio")
 
