@@ -471,11 +471,16 @@ class SearchIndex:
                 # (100,000 stats that a first search would wait for); files gone since
                 # are left out when indexed.
                 on_disk = set()
-                found_at = {
-                    (self._ranks[memory.folder.path], memory.name): memory.path
-                    for memory in memories or ()
-                }
-                differing = sorted(found_at)
+                # In the order they are indexed in: what searches read is this itself.
+                found_at = dict(
+                    sorted(
+                        {
+                            (self._ranks[memory.folder.path], memory.name): memory.path
+                            for memory in memories or ()
+                        }.items()
+                    )
+                )
+                differing = list(found_at)
             else:
                 on_disk = set()
                 known = stamps or {}
@@ -497,9 +502,14 @@ class SearchIndex:
             remaining = differing
             if self.live and not self._complete:
                 # What searches read themselves until it is indexed (`search_partial`).
-                unsynced = {
-                    key: found_at.get(key) or folders[key[0]].file_for(key[1]) for key in differing
-                }
+                unsynced = (
+                    found_at
+                    if len(found_at) == len(differing)
+                    else {
+                        key: found_at.get(key) or folders[key[0]].file_for(key[1])
+                        for key in differing
+                    }
+                )
                 del found_at  # 100,000 entries, not kept for the rest of the indexing
                 with self._lock:
                     self._unsynced = unsynced

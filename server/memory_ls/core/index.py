@@ -516,7 +516,11 @@ class MemoryIndex:
         every = _SortedNames(sorted((_folded(name), name) for name in by_name))
         with self._lock:
             self._files = {memory.path: (memory, stamps.get(memory.path)) for memory in found}
-            self._directories = {os.path.dirname(path) for path in self._files}
+            # A name without `/` lies right in its folder: no path cut up for most.
+            self._directories = {
+                memory.folder.path if "/" not in memory.name else os.path.dirname(memory.path)
+                for memory in found
+            }
             self._by_name = by_name
             self._in_scope = in_scope
             self._views = {None: every, "project": None, "global": None}
@@ -534,7 +538,11 @@ class MemoryIndex:
                     self._links.add(path, facts.links)
                     if has_relation_keys(facts.links):
                         self._declaring.add(path)
-            self._unlinked = {p for p in self._files if self._linked_facts(p) is None}
+            self._unlinked = (
+                {p for p in self._files if self._linked_facts(p) is None}
+                if self._facts
+                else set(self._files)  # a first start: nothing learnt yet
+            )
             self._generation += 1
         self._scanned.set()
         return len(found)

@@ -170,8 +170,13 @@ def _index_for_search(
         files = index.files()
         if reporter is not None:
             reporter.begin(len(files))
-        # The stamps the facts were learnt with, where they were: a file not stated twice.
-        stamps = {path: (s.mtime_ns, s.size) for path, s in index.stamps().items()}
+        # The stamps the facts were learnt with, where they were: a file not stated twice
+        # (an empty index compares none).
+        stamps = (
+            {path: (s.mtime_ns, s.size) for path, s in index.stamps().items()}
+            if search_index.holds_files()
+            else {}
+        )
         with _quick_switching():
             synced = search_index.sync(
                 files,
