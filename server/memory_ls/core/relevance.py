@@ -35,6 +35,7 @@ ALL_WORDS = "all_words"
 SEARCH_MODES = (RELEVANCE, ALL_WORDS)
 # A match in a memory's name or first heading weighs this many in its body (bm25 weights).
 NAME_WEIGHT = 10.0
+_NAME_WEIGHT = int(NAME_WEIGHT)
 # `RoughRanker.add_many` looks at this many bytes of files at once (twice that held).
 ROUGH_CHUNK = 4 * 2**20
 SNIPPET_WIDTH = 160
@@ -623,7 +624,8 @@ class RoughRanker:
             )
             for key, written in zip(self.keys, self._written, strict=True)
         ]
-        # A phrase's words all in a name (joined by `_`, `/` or `-`, no spaces there).
+        # A phrase's words all in a name (joined by `_`, `/` or `-`, no spaces there); a
+        # term's key is in any name that holds its words (the key is a word's beginning).
         self._name_words = [part.words for part in query.terms]
         self.documents = 0
         self.total_bytes = 0
@@ -727,14 +729,25 @@ class RoughRanker:
     def _keep(
         self, folded_name: str, has: list[bool], in_text: list[int], length: int, item: Any
     ) -> None:
-        present = [h or key in folded_name for h, key in zip(has, self.keys, strict=True)]
+        # Once a file for each of 100,000 files that a common word matches: kept lean.
+        named = [key in folded_name for key in self.keys]
+        present = [h or n for h, n in zip(has, named, strict=True)]
         if not (any(present) if self.query.stemmed else all(present)):
             return
+        containing = self.containing
         for number, holds in enumerate(present):
-            self.containing[number] += holds
-        in_name = [int(all(word in folded_name for word in words)) for words in self._name_words]
-        weighted = [int(NAME_WEIGHT) * a + b for a, b in zip(in_name, in_text, strict=True)]
-        tier = 2 if all(in_name) else 1 if all(weighted) else 0
+            if holds:
+                containing[number] += 1
+        if any(named):
+            in_name = [
+                int(n and all(word in folded_name for word in words))
+                for n, words in zip(named, self._name_words, strict=True)
+            ]
+            weighted = [_NAME_WEIGHT * a + b for a, b in zip(in_name, in_text, strict=True)]
+            tier = 2 if all(in_name) else 1 if all(weighted) else 0
+        else:  # most files: no term in the name
+            weighted = in_text
+            tier = 1 if all(weighted) else 0
         self._found.append((weighted, length, tier, item))
 
     def ordered(self) -> list[Any]:
@@ -742,15 +755,20 @@ class RoughRanker:
         average = self.total_bytes / max(self.documents, 1)
         k1, b = ScanRanker.K1, ScanRanker.B
         idf = [max(1e-6, math.log((self.documents - n + 0.5) / (n + 0.5))) for n in self.containing]
-        scored = []
-        for weighted, length, tier, item in self._found:
-            norm = k1 * (1 - b + b * length / max(average, 1e-9))
-            relevance = sum(
-                i * (w * (k1 + 1)) / (w + norm) for i, w in zip(idf, weighted, strict=True)
-            )
-            scored.append((score_of(tier, relevance), item))
-        scored.sort(key=lambda pair: -pair[0])
-        return [item for _score, item in scored]
+        # BM25's length norm, k1 * (1 - b + b * length / average), as base + per * length.
+        base, per = k1 * (1 - b), k1 * b / max(average, 1e-9)
+        scaled = [i * (k1 + 1) for i in idf]
+        scores = []
+        for weighted, length, tier, _item in self._found:
+            norm = base + per * length
+            relevance = 0.0
+            for s, w in zip(scaled, weighted, strict=True):
+                if w:
+                    relevance += s * w / (w + norm)
+            scores.append(score_of(tier, relevance))
+        found = self._found
+        order = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
+        return [found[number][3] for number in order]
 
 
 def _holders(joined: bytes | str, key: bytes | str, starts: Sequence[int]) -> Iterator[int]:
