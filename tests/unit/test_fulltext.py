@@ -825,6 +825,34 @@ def test_a_search_during_the_first_sync_answers_from_the_index_and_the_rest(
         fulltext._HELPER.close()
 
 
+def test_a_search_as_the_first_sync_ends_is_answered_by_the_index(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Asked just before the first sync ended (the index not complete yet) and looking for
+    the files not indexed just after (none left): the index answers, no file is read."""
+    store, planted = _bulk(ws, 40)
+    index = SearchIndex(store.config, live=True)
+    live = Store(store.config, index)
+    index.expect_sync()
+    assert index.sync(store.scan())
+    asked = index.search
+    first: list[bool] = []
+
+    def not_yet_the_first_time(*args: Any, **kwargs: Any) -> Any:
+        if not first:
+            first.append(True)
+            return None  # as the index answered a moment before the sync ended
+        return asked(*args, **kwargs)
+
+    def read_every_file(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("every file read though the index was complete")
+
+    monkeypatch.setattr(index, "search", not_yet_the_first_time)
+    monkeypatch.setattr(live, "_searchable", read_every_file)
+    assert _names(live.search("okapi", limit=500)["results"]) == planted
+    assert first == [True]
+
+
 def test_the_indexing_workers_start_after_the_search_under_way(
     ws: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
