@@ -131,15 +131,19 @@ class Typist:
         self.editor = editor
         self.plan = typed_prefixes(names, 200, seed=5)
         self.samples: list[float] = []
+        # (sent, seconds) of each, sent relative to start: when the slow ones came.
+        self.timed: list[tuple[float, float]] = []
         self.stop = threading.Event()
 
     def run(self) -> None:
         client = self.editor.client
         while not self.stop.is_set() and not client.search_indexed.is_set():
             _name, typed = self.plan[len(self.samples) % len(self.plan)]
+            sent = time.perf_counter() - client.started
             took, response = self.editor.complete("[[" + typed)
             completion_items(response)  # an error fails the run
             self.samples.append(took)
+            self.timed.append((round(sent, 3), round(took, 4)))
             self.stop.wait(TYPING_PAUSE)
 
 
@@ -187,6 +191,7 @@ def measure(size: int, workdir: Path, timeout: float) -> dict[str, Any]:
             "search_after_p50_ms": pct(after, 50),
             "completion_indexing_p99_ms": pct(typist.samples, 99),
             "completion_indexing_samples": len(typist.samples),
+            "completions_slowest": sorted(typist.timed, key=lambda pair: -pair[1])[:5],
             "rare_searches": sum(1 for s in samples if s[2] == RARE),
             "missed_answers": len(searcher.missed),
             "missed": searcher.missed[:5],
