@@ -22,6 +22,7 @@ from store_helpers import Workspace
 from memory_ls.core import Store, fulltext, relevance
 from memory_ls.core.errors import InvalidArguments
 from memory_ls.core.fulltext import Part, SearchIndex, parse_query, search_index_path
+from memory_ls.core.listing import ScanCache
 from memory_ls.core.relevance import ALL_WORDS, RELEVANCE, RoughRanker, ScanRanker, rows_of
 
 Search = Callable[..., list[dict[str, Any]]]
@@ -1009,6 +1010,35 @@ def test_closest_query_takes_tags_from_the_index_without_reading_memories(
     assert store.closest_query("paymnt biling") == "payments billing"
     assert store.closest_query("ledgr", "project") is None  # a global memory's tag
     assert store.closest_query("ledgr") == "ledger"
+
+
+def test_the_tags_kept_for_closest_words_follow_a_change_by_any_process(ws: Workspace) -> None:
+    """`tags_in` keeps its answer until the index changes, here or in another process."""
+    plain = _store(ws)
+    plain.save("SPEC_payments_api", "# API\n", tags=["billing"])
+    store = _indexed(plain)
+    index = store.search_index
+    assert index is not None
+    before = set(index.tags_in(None) or ())
+    assert "billing" in before and "ledger" not in before
+    assert set(index.tags_in(None) or ()) == before  # kept
+    # Another process (here another connection) indexes a memory with a new tag.
+    other = _indexed(plain)
+    other.save("PLAN_ledger", "# Ledger\n", tags=["ledger"])
+    assert other.search("ledger")["results"]
+    assert set(index.tags_in(None) or ()) == before | {"ledger"}
+    assert store.closest_query("ledgr") == "ledger"
+
+
+def test_the_name_words_kept_for_closest_words_follow_the_folders(ws: Workspace) -> None:
+    """With a scan cache (the MCP server's), the words of the names are worked out once
+    per version of the folders: a memory made since is a word the next search suggests."""
+    plain = _store(ws)
+    cache = ScanCache()
+    store = Store(plain.config, SearchIndex(plain.config, live=False), scan_cache=cache)
+    assert store.closest_query("zanzibr") is None
+    store.save("PLAN_zanzibar_trip", "# Trip\n")
+    assert store.closest_query("zanzibr") == "zanzibar"
 
 
 @pytest.mark.parametrize("buffered", [True, False])
