@@ -1362,10 +1362,21 @@ class Store:
                 parsed, wanted, where, size + offset, per_memory=per_memory, count=count
             )
             if partial is None:
-                # The first indexing may have ended since the index was asked: it answers
-                # now (else every file would be read, 6 s at 100,000 memories).
-                found = index.search(
-                    parsed, wanted, where, size, per_memory=per_memory, offset=offset, count=count
+                # A live index's first indexing may have ended since it was asked: it
+                # answers now (else every file would be read, 6 s at 100,000 memories).
+                # Not asked twice otherwise: a CLI's index would walk the store again.
+                found = (
+                    index.search(
+                        parsed,
+                        wanted,
+                        where,
+                        size,
+                        per_memory=per_memory,
+                        offset=offset,
+                        count=count,
+                    )
+                    if index.live
+                    else None
                 )
                 if found is not None:
                     return found
