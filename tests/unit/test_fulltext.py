@@ -22,6 +22,7 @@ from store_helpers import Workspace
 from memory_ls.core import Store, fulltext, relevance
 from memory_ls.core.errors import InvalidArguments
 from memory_ls.core.fulltext import Part, SearchIndex, parse_query, search_index_path
+from memory_ls.core.index import MemoryIndex
 from memory_ls.core.listing import ScanCache
 from memory_ls.core.relevance import ALL_WORDS, RELEVANCE, RoughRanker, ScanRanker, rows_of
 
@@ -1039,6 +1040,26 @@ def test_the_name_words_kept_for_closest_words_follow_the_folders(ws: Workspace)
     assert store.closest_query("zanzibr") is None
     store.save("PLAN_zanzibar_trip", "# Trip\n")
     assert store.closest_query("zanzibr") == "zanzibar"
+
+
+def test_closest_words_come_from_a_name_index_without_listing_the_folders(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The language server gives its name index's words: a search that matches nothing
+    lists no folder for its suggestion (0.85 s at 100,000 memories)."""
+    plain = _store(ws)
+    plain.save("PLAN_zanzibar_trip", "# Trip\n")
+    index = MemoryIndex(plain.config)
+    index.scan()
+    store = Store(plain.config, SearchIndex(plain.config, live=False), name_words=index.name_words)
+    assert store.search_index is not None and store.search_index.tags_in(None) is not None
+
+    def no_listing(*_args: object) -> None:
+        raise AssertionError("the folders were listed")
+
+    monkeypatch.setattr(Store, "scan", no_listing)
+    assert store.closest_query("zanzibr") == "zanzibar"
+    assert store.fork().closest_query("zanzibr trp") == "zanzibar trip"
 
 
 @pytest.mark.parametrize("buffered", [True, False])

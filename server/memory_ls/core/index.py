@@ -35,7 +35,7 @@ from memory_ls.core.diagnostics import NameIndex
 from memory_ls.core.document import Document, iso, parse_document
 from memory_ls.core.folders import Folder, StoreConfig
 from memory_ls.core.fsio import is_temp_file, read_text, user_cache_dir
-from memory_ls.core.names import GLOBAL_PREFIX
+from memory_ls.core.names import GLOBAL_PREFIX, words_of
 from memory_ls.core.store import LISTING_READ_LIMIT, MemoryFile, Store
 from memory_ls.core.supersede import (
     KEY_WORD,
@@ -770,6 +770,14 @@ class MemoryIndex:
     def names(self, scope: str | None = None) -> Sequence[str]:
         """Valid names with a file in the scope (None: any), sorted case-insensitively."""
         return self._snapshot("names", scope, lambda: tuple(self._view(scope).names))
+
+    def name_words(self, scope: str | None = None) -> frozenset[str]:
+        """The words of `names(scope)` (`words_of`), for closest-word suggestions."""
+        return self._snapshot(
+            "words",
+            scope,
+            lambda: frozenset(w for n in self._view(scope).names for w in words_of(n)),
+        )
 
     def folded_names(self, scope: str | None = None) -> Sequence[str]:
         """`names(scope)` casefolded, position by position (for fuzzy matching)."""

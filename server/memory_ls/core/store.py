@@ -270,8 +270,12 @@ class Store:
         wrote: Callable[[str], None] | None = None,
         journal: Journal | None = None,
         source: str = "core",
+        name_words: Callable[[str | None], frozenset[str] | None] | None = None,
     ) -> None:
         self.config = config
+        # The words of the memories' names in a scope, from a name index (the language
+        # server's), or None when it cannot tell yet: else the folders are listed.
+        self.name_words = name_words
         # Where each change's previous content is kept for history and revert, and who
         # this store writes for ("cli", "mcp:<client>", "editor").
         self.journal = journal if journal is not None else Journal.for_store(config)
@@ -304,6 +308,7 @@ class Store:
             self.wrote,
             self.journal,
             self.source,
+            self.name_words,
         )
 
     def _journal(
@@ -1312,6 +1317,9 @@ class Store:
             tags = [tag for m in listed for tag in m["tags"]]
             vocabulary = {word for text in [*names, *tags] for word in words_of(text)}
             return closest_query(query, vocabulary)
+        known = self.name_words(where) if self.name_words is not None else None
+        if known is not None:
+            return closest_query(query, known.union(w for tag in tags for w in words_of(tag)))
         key, resolved = self._resolved_keyed(where)
 
         def name_words() -> frozenset[str]:

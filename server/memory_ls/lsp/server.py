@@ -81,7 +81,11 @@ class MemoryServer(LanguageServer):
         # The full-text index, kept current with the name index (lsp/indexing.py, watching.py).
         self.search_index = SearchIndex(self.config, live=True)
         self.store = Store(
-            self.config, self.search_index, self.reference_sources, source=EDITOR_SOURCE
+            self.config,
+            self.search_index,
+            self.reference_sources,
+            source=EDITOR_SOURCE,
+            name_words=self.name_words,
         )
         self.store_pool = ThreadPoolExecutor(STORE_WORKERS, thread_name_prefix="memory-ls-store")
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -156,6 +160,13 @@ class MemoryServer(LanguageServer):
             self._said.add(message)
             self.tell(message, kind)
 
+    def name_words(self, scope: str | None) -> frozenset[str] | None:
+        """The words of the names in a scope, from the name index (a search that matches
+        nothing suggests from them without listing the folders: 0.85 s at 100,000
+        memories); None before the names are known."""
+        index = self.index
+        return index.name_words(scope) if index.scanned else None
+
     def reference_sources(self, keys: Sequence[str]) -> list[str] | None:
         """The memory files that may hold any of these link keys: those the link index
         names, and those changed on disk that it has not caught up with yet (a move and the
@@ -192,7 +203,13 @@ class MemoryServer(LanguageServer):
         search_stale = fingerprint(config) != fingerprint(self.search_index.config)
         if search_stale:
             self.search_index = SearchIndex(config, live=True)
-        self.store = Store(config, self.search_index, self.reference_sources, source=EDITOR_SOURCE)
+        self.store = Store(
+            config,
+            self.search_index,
+            self.reference_sources,
+            source=EDITOR_SOURCE,
+            name_words=self.name_words,
+        )
         if folders_changed:
             self.index = MemoryIndex(config)
             if self.started:
