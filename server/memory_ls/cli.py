@@ -11,13 +11,21 @@ from datetime import datetime
 from typing import Any, NoReturn, TextIO
 
 from memory_ls import __version__
-from memory_ls.config import ConfigError, Layer, cli_layer, merge_layers
+from memory_ls.config import (
+    ConfigError,
+    Layer,
+    anchor_layer,
+    cli_layer,
+    explain_layers,
+    merge_layers,
+)
 from memory_ls.core.errors import InvalidArguments, MemoryStoreError
 from memory_ls.core.folders import StoreConfig, resolve_store_config
 from memory_ls.core.formats import FORMATS, has_findings, render, summary_line
 from memory_ls.core.fulltext import SearchIndex, start_file_helper
 from memory_ls.core.related import supersede_note
 from memory_ls.core.store import Store
+from memory_ls.project_file import ProjectFile, load_project, store_root
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -217,6 +225,24 @@ def build_parser() -> argparse.ArgumentParser:
     revert.add_argument("name", metavar="NAME")
     revert.add_argument("--to", type=int, metavar="ID", help="the change to undo (see history)")
 
+    config = command(
+        "config",
+        "print the resolved configuration (project file, editor-independent) and where each "
+        "value came from: the project file, a flag or the default",
+    )
+    config.add_argument(
+        "--all", dest="show_all", action="store_true", help="every diagnostic code's severity too"
+    )
+
+    init = command(
+        "init",
+        "set the repository up: the project file (from the store options given), git's merge "
+        "driver, and the MCP server for Claude Code, VS Code and Cursor; run again, it "
+        "changes nothing",
+    )
+    init.add_argument("--no-git", action="store_true", help="leave git alone (no git-setup)")
+    init.add_argument("--no-mcp", action="store_true", help="register no MCP server for the agents")
+
     route = command("route", "show where a save of NAME would go (dry run)")
     route.add_argument("name", metavar="NAME")
     _scope(route)
@@ -325,16 +351,34 @@ def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> i
     try:
         layer = layer_from_args(args)
         if args.command == "serve":
+            # The language server reads the project file of its workspace folder.
             return _serve(args, layer)
+        if args.command == "merge-driver":
+            # A merge never depends on the store's settings, and must not fail on them.
+            return _merge_driver(args, stderr)
+        start = os.path.abspath(args.root or os.getcwd())
+        # Folders given as flags are relative to where they were given (the project
+        # file's, to its directory): the same flags mean the same folders from anywhere.
+        layer = anchor_layer(layer, start)
+        project = load_project(start)
         if args.command == "mcp":
             from memory_ls.mcp.server import run_mcp  # keeps the SDK off other commands' path
 
-            run_mcp(layer, os.path.abspath(args.root or os.getcwd()), args.tool_prefix)
+            run_mcp(layer, start, args.tool_prefix)
             return EXIT_OK
-        if args.command == "merge-driver":
-            return _merge_driver(args, stderr)
-        settings = merge_layers(layer)
-        config = resolve_store_config(settings, args.root or os.getcwd())
+        layers = (project.layer, layer) if project is not None else (layer,)
+        if args.command == "config":
+            return _config(args, project, layers, start, stdout)
+        if args.command == "init":
+            from memory_ls.init import run_init
+
+            return run_init(args, project, layer, start, stdout, stderr)
+        settings = merge_layers(*layers)
+        config = resolve_store_config(
+            settings,
+            store_root(start, project),
+            project_file=project.path if project is not None else None,
+        )
         for missing in config.missing_additional:
             print(
                 f"memory-ls: warning: additional folder {missing} does not exist; skipped",
@@ -367,6 +411,84 @@ def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> i
     except MemoryStoreError as exc:
         print(f"memory-ls: error: [{exc.code}] {exc.message}", file=stderr)
         return EXIT_REFUSED
+
+
+def _config(
+    args: argparse.Namespace,
+    project: ProjectFile | None,
+    layers: Sequence[Layer],
+    start: str,
+    stdout: TextIO,
+) -> int:
+    """Print the resolved configuration and where each value came from."""
+    root = store_root(start, project)
+    settings = merge_layers(*layers)
+    config = resolve_store_config(
+        settings, root, project_file=project.path if project is not None else None
+    )
+    rows = explain_layers(*layers)
+    if not args.show_all:
+        # Diagnostics at their defaults are many and say nothing: shown with --all.
+        rows = [r for r in rows if not r.key.startswith("diagnostics.") or r.source != "default"]
+    if args.json:
+        result = {
+            "projectFile": project.path if project is not None else None,
+            "root": root,
+            "layout": config.layout,
+            "folders": [
+                {"kind": f.kind, "path": f.path, "readOnly": f.read_only} for f in config.folders
+            ],
+            "missingFolders": list(config.missing_additional),
+            "settings": {
+                row.key: {"value": _plain(row.value), "source": row.source} for row in rows
+            },
+        }
+        print(json.dumps(result, ensure_ascii=False, indent=2), file=stdout)
+        return EXIT_OK
+    where = project.path if project is not None else "none (defaults and flags only)"
+    lines = [f"project file: {where}", f"root: {root}", ""]
+    width = max(len(row.key) for row in rows)
+    for row in rows:
+        value = _shown_setting(row.key, row.value, config)
+        lines.append(f"{row.key:<{width}}  {value}  ({row.source})")
+    lines.append("")
+    lines.append("folders:")
+    for folder in config.folders:
+        flags = " (read-only)" if folder.read_only else ""
+        lines.append(f"  {folder.kind:<10} {_relative(folder.path, root)}{flags}")
+    lines += [f"  missing    {_relative(m, root)} (skipped)" for m in config.missing_additional]
+    print("\n".join(lines), file=stdout)
+    return EXIT_OK
+
+
+def _plain(value: object) -> object:
+    """A setting's value as JSON holds it."""
+    if isinstance(value, tuple):
+        return [
+            {"path": item.path, "readOnly": item.read_only} if hasattr(item, "read_only") else item
+            for item in value
+        ]
+    return value
+
+
+def _shown_setting(key: str, value: object, config: StoreConfig) -> str:
+    """A setting's value as `memory-ls config` prints it."""
+    if key == "layout" and value is None:
+        return f"{config.layout} (detected)"
+    if key == "primary-folder" and value is None:
+        return _relative(config.primary.path, config.root)
+    if key == "global-folder" and value is None:
+        folder = config.global_folder
+        return _relative(folder.path, config.root) if folder is not None else "(disabled)"
+    if key == "additional-folders":
+        folders = [
+            _relative(f.path, config.root) + (":ro" if f.read_only else "")
+            for f in value  # type: ignore[attr-defined]
+        ]
+        return ", ".join(folders) if folders else "(none)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def _serve(args: argparse.Namespace, layer: Layer) -> int:

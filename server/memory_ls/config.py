@@ -12,6 +12,7 @@ factory renames every field, as jedi-language-server does for its options.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Literal, cast, get_args, get_origin
@@ -529,3 +530,184 @@ def merge_layers(*layers: Layer) -> Settings:
         secrets=cast(SecretsPolicy, values.get("secrets", "refuse")),
         configured_diagnostics=frozenset(severities),
     )
+
+
+# --- the project file ------------------------------------------------------------------
+
+# The project file's keys (kebab-case, as the flags spell them) and the settings they set.
+PROJECT_KEYS: Mapping[str, str] = MappingProxyType(
+    {
+        "layout": "layout",
+        "primary-folder": "primaryFolder",
+        "additional-folders": "additionalFolders",
+        "global-folder": "globalFolder",
+        "global": "global",
+        "max-memory-bytes": "maxMemoryBytes",
+        "secrets": "secrets",
+        "diagnostics-scope": "diagnosticsScope",
+        "diagnostics": "diagnostics",
+    }
+)
+_PROJECT_DISPLAY: Mapping[str, str] = MappingProxyType(
+    {camel: kebab for kebab, camel in PROJECT_KEYS.items()}
+)
+_FOLDER_TABLE_KEYS: Mapping[str, str] = MappingProxyType({"path": "path", "read-only": "readOnly"})
+
+
+def _closest(word: str, choices: Sequence[str]) -> str:
+    """ " (did you mean X?)" for the closest choice to a typo, else ""."""
+    import difflib
+
+    found = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f" (did you mean {found[0]!r}?)" if found else ""
+
+
+def _relative_to(path: str, base_dir: str) -> str:
+    """A folder of the project file, relative to the file's directory (`~` kept as it is)."""
+    if path.startswith("~") or os.path.isabs(path):
+        return path
+    return os.path.normpath(os.path.join(base_dir, path))
+
+
+def parse_project_table(table: Mapping[str, object], source: str, base_dir: str) -> Layer:
+    """Validate the project file's table (kebab-case keys) into a Layer.
+
+    Unlike an editor's settings, whose unknown keys are only warned about (the editor
+    may be newer or older than the server), an unknown key in the file is an error: the
+    file is the repository's, and a typo there would silently change every surface.
+    Folders are taken relative to `base_dir`, the file's directory.
+    """
+    problems: list[str] = []
+    raw: dict[str, object] = {}
+    for key, value in table.items():
+        if key not in PROJECT_KEYS:
+            allowed = ", ".join(PROJECT_KEYS)
+            problems.append(
+                f"{key}: unknown key{_closest(key, list(PROJECT_KEYS))} (allowed: {allowed})"
+            )
+            continue
+        raw[PROJECT_KEYS[key]] = value
+    diagnostics = raw.get("diagnostics")
+    if isinstance(diagnostics, Mapping):
+        for code in diagnostics:
+            if code not in DIAGNOSTIC_CODES:
+                closest = _closest(str(code), DIAGNOSTIC_CODES)
+                problems.append(
+                    f"diagnostics.{code}: unknown diagnostic code{closest} "
+                    f"(codes: {', '.join(DIAGNOSTIC_CODES)})"
+                )
+    folders = raw.get("additionalFolders")
+    if folders is not None:
+        if isinstance(folders, str) or not isinstance(folders, list):
+            problems.append(
+                "additional-folders: expected an array of folders "
+                '(["path", "path:ro", {path = "path", read-only = true}]), '
+                f"got {_show(folders)}"
+            )
+        else:
+            entries: list[object] = []
+            for index, entry in enumerate(folders):
+                if isinstance(entry, Mapping):
+                    renamed: dict[str, object] = {}
+                    for entry_key, entry_value in entry.items():
+                        if entry_key not in _FOLDER_TABLE_KEYS:
+                            problems.append(
+                                f"additional-folders[{index}].{entry_key}: unknown key"
+                                f"{_closest(entry_key, list(_FOLDER_TABLE_KEYS))} "
+                                "(allowed: path, read-only)"
+                            )
+                        else:
+                            renamed[_FOLDER_TABLE_KEYS[entry_key]] = entry_value
+                    entries.append(renamed)
+                else:
+                    entries.append(entry)
+            raw["additionalFolders"] = entries
+    enabled = raw.pop("global", None)
+    if enabled is not None and not isinstance(enabled, bool):
+        problems.append(f"global: expected true or false, got {_show(enabled)}")
+    elif enabled is False:
+        if raw.get("globalFolder") is not None:
+            problems.append("global: false and global-folder cannot be used together")
+        raw["globalFolder"] = None
+    try:
+        layer = _parse(raw, source, _PROJECT_DISPLAY)
+    except ConfigError as exc:
+        # The file's spelling of a folder table's key, not the editor settings' one.
+        problems += [problem.replace(".readOnly", ".read-only") for problem in exc.problems]
+    if problems:
+        raise ConfigError(source, problems)
+    return anchor_layer(layer, base_dir)
+
+
+def anchor_layer(layer: Layer, base_dir: str) -> Layer:
+    """The layer with every relative folder taken relative to `base_dir` (made absolute):
+    the project file's folders are relative to its directory, flags' to where they were
+    given."""
+    anchored = dict(layer.values)
+    for key in ("primary_folder", "global_folder"):
+        if key in anchored:
+            anchored[key] = _relative_to(cast(str, anchored[key]), base_dir)
+    if "additional_folders" in anchored:
+        anchored["additional_folders"] = tuple(
+            attrs.evolve(folder, path=_relative_to(folder.path, base_dir))
+            for folder in cast("tuple[FolderSetting, ...]", anchored["additional_folders"])
+        )
+    return attrs.evolve(layer, values=anchored)
+
+
+@attrs.frozen
+class Resolved:
+    """One setting's effective value and the source it came from ("default" if none)."""
+
+    key: str
+    value: object
+    source: str
+
+
+def explain_layers(*layers: Layer) -> list[Resolved]:
+    """Each setting (the project file's key names) with its value and where it came from,
+    lowest precedence first in `layers`, as `merge_layers` merges them."""
+    settings = merge_layers(*layers)
+    origin: dict[str, str] = {}
+    for layer in layers:
+        for key, value in layer.values.items():
+            if key == "diagnostics":
+                for code in cast(Mapping[str, Severity], value):
+                    origin[f"diagnostics.{code}"] = layer.source
+            else:
+                origin[key] = layer.source
+    rows = [
+        Resolved("layout", settings.layout, origin.get("layout", "default")),
+        Resolved(
+            "primary-folder", settings.primary_folder, origin.get("primary_folder", "default")
+        ),
+        Resolved(
+            "additional-folders",
+            settings.additional_folders,
+            origin.get("additional_folders", "default"),
+        ),
+        Resolved(
+            "global-folder",
+            settings.global_folder,
+            origin.get("global_folder", origin.get("global_enabled", "default")),
+        ),
+        Resolved("global", settings.global_enabled, origin.get("global_enabled", "default")),
+        Resolved(
+            "max-memory-bytes", settings.max_memory_bytes, origin.get("max_memory_bytes", "default")
+        ),
+        Resolved("secrets", settings.secrets, origin.get("secrets", "default")),
+        Resolved(
+            "diagnostics-scope",
+            settings.diagnostics_scope,
+            origin.get("diagnostics_scope", "default"),
+        ),
+    ]
+    rows += [
+        Resolved(
+            f"diagnostics.{code}",
+            settings.diagnostics[code],
+            origin.get(f"diagnostics.{code}", "default"),
+        )
+        for code in DIAGNOSTIC_CODES
+    ]
+    return rows

@@ -24,7 +24,7 @@ def probe(server: Session) -> str:
     return server.open("notes/probe.md", "[[nope]]\n")
 
 
-async def test_cli_flags_are_the_lowest_layer(workspace: Workspace) -> None:
+async def test_cli_flags_alone_configure_the_store(workspace: Workspace) -> None:
     flags = ("--additional-folders", "shared/spec", "--global-folder", str(workspace.outside))
     async with session(workspace, init_options={}, server_args=flags) as server:
         assert await routed_folder(server, "SPEC_x") == "shared/spec"
@@ -32,18 +32,20 @@ async def test_cli_flags_are_the_lowest_layer(workspace: Workspace) -> None:
         assert await routed_folder(server, "global/x") == str(workspace.outside)
 
 
-async def test_init_options_over_flags_and_workspace_over_both_key_by_key(
+async def test_flags_over_workspace_over_init_options_key_by_key(
     workspace: Workspace,
 ) -> None:
-    flags = ("--additional-folders", "shared/spec", "--global-folder", str(workspace.outside))
-    init = {"additionalFolders": ["shared/feature"], "maxMemoryBytes": 100}
-    workspace_settings = {"maxMemoryBytes": 50, "primaryFolder": "notes"}
+    # Issue 31's precedence: command-line flags, then the editor's settings (workspace
+    # configuration over initializationOptions), then the project file, then defaults.
+    flags = ("--global-folder", str(workspace.outside), "--max-memory-bytes", "50")
+    init = {"additionalFolders": ["shared/feature"], "maxMemoryBytes": 100, "primaryFolder": "x"}
+    workspace_settings = {"maxMemoryBytes": 70, "primaryFolder": "notes"}
     async with session(
         workspace, init_options=init, configuration=workspace_settings, server_args=flags
     ) as server:
-        assert await routed_folder(server, "FEATURE_x") == "shared/feature"  # init over flags
-        assert await routed_folder(server, "SPEC_x") == "notes"  # workspace primary
-        assert await routed_folder(server, "global/x") == str(workspace.outside)  # flags kept
+        assert await routed_folder(server, "FEATURE_x") == "shared/feature"  # init kept
+        assert await routed_folder(server, "SPEC_x") == "notes"  # workspace over init
+        assert await routed_folder(server, "global/x") == str(workspace.outside)  # flags
         with pytest.raises(Exception, match="limit \\(maxMemoryBytes\\) is 50"):
             await server.command("memory.save", {"name": "big", "content": "x" * 60})
 

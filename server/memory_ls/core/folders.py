@@ -67,6 +67,8 @@ class StoreConfig:
     patterns: MemoryPatterns = NO_PATTERNS
     # Whether agents' writes holding a possible secret are refused or written with a warning.
     secrets: str = "refuse"
+    # The project file that defined this store (memory_ls/project_file.py), if any.
+    project_file: str | None = None
 
     @property
     def folders(self) -> tuple[Folder, ...]:
@@ -138,7 +140,10 @@ def default_global_folder(layout: str, environ: Mapping[str, str]) -> str:
 
 
 def resolve_store_config(
-    settings: Settings, root: str, environ: Mapping[str, str] | None = None
+    settings: Settings,
+    root: str,
+    environ: Mapping[str, str] | None = None,
+    project_file: str | None = None,
 ) -> StoreConfig:
     """Turn settings into absolute folders; missing additional folders are skipped and listed."""
     env = os.environ if environ is None else environ
@@ -171,6 +176,7 @@ def resolve_store_config(
         severities=_workspace_severities(settings, root),
         patterns=patterns,
         secrets=settings.secrets,
+        project_file=project_file,
     )
 
 

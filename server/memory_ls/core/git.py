@@ -43,6 +43,18 @@ def git_dir(root: str) -> str | None:
         current = parent
 
 
+def work_tree_top(root: str) -> str | None:
+    """The top of the git work tree that holds `root` (where its `.git` is), or None."""
+    current = os.path.abspath(root)
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
 def in_git_work_tree(root: str) -> bool:
     """Whether `root` lies in a git repository's work tree."""
     return git_dir(root) is not None

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from memory_ls.core.folders import StoreConfig
 from memory_ls.core.fsio import user_cache_dir
 from memory_ls.core.gate import version_of
+from memory_ls.core.git import work_tree_top
 from memory_ls.core.secrets import find_secrets
 
 # Entries kept per memory, and deflated before-contents kept in all; the oldest go first.
@@ -156,11 +157,51 @@ class Entry:
         return shown
 
 
+def journal_root(config: StoreConfig) -> str:
+    """The directory whose store the journal belongs to: the project file's directory,
+    else the top of the git work tree, else the store's root."""
+    if config.project_file is not None:
+        return os.path.dirname(config.project_file)
+    return work_tree_top(config.root) or config.root
+
+
 def journal_path(config: StoreConfig) -> str:
-    """Where the journal of this store's folders lives (the user's cache)."""
+    """Where the journal of this store lives (the user's cache), one per store root: a
+    change made through any surface (whatever its flags) is in every surface's history."""
+    key = f"root:{journal_root(config)}".encode("utf-8", "surrogateescape")
+    digest = hashlib.sha256(key).hexdigest()[:32]
+    return str(user_cache_dir() / "journal" / f"{digest}.v{SCHEMA_VERSION}.sqlite3")
+
+
+def legacy_journal_path(config: StoreConfig) -> str:
+    """Where versions before the project file kept the journal: one per set of folders."""
     key = "\n".join(folder.path for folder in config.folders).encode("utf-8", "surrogateescape")
     digest = hashlib.sha256(key).hexdigest()[:32]
     return str(user_cache_dir() / "journal" / f"{digest}.v{SCHEMA_VERSION}.sqlite3")
+
+
+def adopt_legacy_journal(config: StoreConfig) -> None:
+    """Carry the history an earlier version journaled for these folders into the store's
+    journal, once (when the store's journal does not exist yet): no history is lost."""
+    path, legacy = journal_path(config), legacy_journal_path(config)
+    if path == legacy or os.path.exists(path) or not os.path.exists(legacy):
+        return
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    partial = f"{path}.{os.getpid()}.adopting"
+    try:
+        # SQLite's backup copies a consistent snapshot, write-ahead log included.
+        with (
+            contextlib.closing(sqlite3.connect(legacy)) as source,
+            contextlib.closing(sqlite3.connect(partial)) as copy,
+        ):
+            source.backup(copy)
+        if not os.path.exists(path):
+            os.replace(partial, path)
+    except (sqlite3.Error, OSError):
+        pass  # the history stays where it was; the store's journal starts empty
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
 
 
 class Journal:
@@ -188,6 +229,7 @@ class Journal:
     @classmethod
     def for_store(cls, config: StoreConfig) -> Journal:
         """The journal of a store configuration, withholding secrets where it refuses them."""
+        adopt_legacy_journal(config)
         return cls(journal_path(config), withhold_secrets=config.secrets == "refuse")
 
     def _connect(self) -> sqlite3.Connection:

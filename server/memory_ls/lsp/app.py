@@ -25,6 +25,7 @@ from memory_ls.lsp import (
     link_view,
     links,
     patterns,
+    project,
     references,
     rename,
     repository,
@@ -66,6 +67,7 @@ def build_server(cli: Layer) -> MemoryServer:
         code_actions,
         journal,
         graph,
+        project,
     ):
         feature.register(server)
     return server

@@ -29,6 +29,7 @@ from memory_ls.config import (
     WORKSPACE_CONFIGURATION_SOURCE,
     Layer,
     Settings,
+    anchor_layer,
     merge_layers,
 )
 from memory_ls.core.folders import StoreConfig, resolve_store_config
@@ -36,6 +37,7 @@ from memory_ls.core.fulltext import SearchIndex, fingerprint
 from memory_ls.core.index import MemoryIndex, Update
 from memory_ls.core.store import Store
 from memory_ls.lsp.protocol import MemoryProtocol
+from memory_ls.project_file import ProjectWatch, store_root
 
 SERVER_NAME = "memory-ls"
 # Who the language server's writes are journaled for (core/journal.py: history, revert).
@@ -75,6 +77,8 @@ class MemoryServer(LanguageServer):
         self.init_layer = Layer(source=INITIALIZATION_OPTIONS_SOURCE, values={})
         self.workspace_layer = Layer(source=WORKSPACE_CONFIGURATION_SOURCE, values={})
         self.root = os.getcwd()
+        # The repository's project file, found from the workspace folder (project_file.py).
+        self.project = ProjectWatch(self.root)
         self.settings: Settings = merge_layers(cli)
         self.config: StoreConfig = resolve_store_config(self.settings, self.root)
         self.index = MemoryIndex(self.config)
@@ -184,8 +188,13 @@ class MemoryServer(LanguageServer):
 
     def reconfigure(self) -> None:
         """Merge the settings layers and apply them (on the event loop)."""
-        settings = merge_layers(self.cli_layer, self.init_layer, self.workspace_layer)
-        config = resolve_store_config(settings, self.root)
+        settings = merge_layers(*self.layers())
+        project = self.project.project
+        config = resolve_store_config(
+            settings,
+            store_root(self.root, project),
+            project_file=project.path if project is not None else None,
+        )
         for missing in config.missing_additional:
             self.tell_once(
                 f"memory-ls: additional folder {missing} does not exist; it is skipped "
@@ -220,6 +229,25 @@ class MemoryServer(LanguageServer):
             if search_stale and self.started:
                 self.sync_search_index(self.index, self.search_index)
         self.store_changed()
+
+    def layers(self) -> tuple[Layer, ...]:
+        """The settings' sources, lowest precedence first: the project file (read again
+        if it changed; an invalid one is reported and the last good one kept), the
+        editor's settings (their folders relative to the workspace folder), the flags."""
+        if self.project.start != self.root:
+            self.project = ProjectWatch(self.root)
+        _, problem = self.project.refresh()
+        if problem is not None:
+            self.tell(
+                f"memory-ls: {problem}. The previous settings stay in effect.",
+                types.MessageType.Error,
+            )
+        project = self.project.project
+        editor = (
+            anchor_layer(self.init_layer, self.root),
+            anchor_layer(self.workspace_layer, self.root),
+        )
+        return (*((project.layer,) if project is not None else ()), *editor, self.cli_layer)
 
     def sync_search_index(self, index: MemoryIndex, search_index: SearchIndex) -> None:
         """Bring the full-text index in line with the name index's files (off the loop)."""

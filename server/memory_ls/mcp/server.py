@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from memory_ls import __version__
-from memory_ls.config import ConfigError, Layer, merge_layers
+from memory_ls.config import ConfigError, Layer
 from memory_ls.core.errors import InvalidArguments
 from memory_ls.core.fulltext import start_file_helper
 from memory_ls.mcp.answers import explain_validation, refusal
@@ -46,7 +46,8 @@ _TOOL_PREFIX = re.compile(r"[A-Za-z0-9_.-]{0,64}")
 
 
 def run_mcp(layer: Layer, root: str, tool_prefix: str = "") -> None:
-    """Serve the MCP tools over stdio on the store configured by the CLI flags in `layer`."""
+    """Serve the MCP tools over stdio on the store the project file found from `root`
+    defines, under the CLI flags in `layer`."""
     # Before any thread: the first listing of the folders (and, where they cannot be
     # watched, every call) states the memory files in two processes.
     start_file_helper()
@@ -81,8 +82,7 @@ def build_server(
     """An MCP server with the memory tools (names prefixed), on the store at `root`;
     `watch`: its folders watched and its indexes loaded from now on (core/live.py)."""
     check_tool_prefix(tool_prefix)
-    settings = merge_layers(layer)
-    stores = StoreFactory(settings, os.path.abspath(os.path.expanduser(root)), watch=watch)
+    stores = StoreFactory(layer, os.path.abspath(os.path.expanduser(root)), watch=watch)
     # Before the SDK is imported: the store is listed meanwhile.
     stores.start()
 

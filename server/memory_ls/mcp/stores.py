@@ -11,15 +11,16 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from memory_ls.config import Settings
+from memory_ls.config import Layer, Settings, merge_layers
 from memory_ls.core.errors import MemoryStoreError
 from memory_ls.core.folders import StoreConfig, resolve_store_config
 from memory_ls.core.fulltext import SearchIndex, fingerprint
-from memory_ls.core.journal import Journal, journal_path
+from memory_ls.core.journal import Journal, adopt_legacy_journal, journal_path
 from memory_ls.core.listing import ScanCache
 from memory_ls.core.live import LiveStore, WatchUnavailable
 from memory_ls.core.store import Store
 from memory_ls.mcp.answers import failure, refusal
+from memory_ls.project_file import ProjectWatch, store_root
 
 if TYPE_CHECKING:
     from mcp.types import CallToolResult
@@ -30,9 +31,15 @@ log = logging.getLogger("memory_ls.mcp")
 class StoreFactory:
     """Builds the Store for each tool call from settings fixed at start."""
 
-    def __init__(self, settings: Settings, root: str, *, watch: bool = True) -> None:
-        self.settings = settings
-        self.root = root
+    def __init__(self, flags: Layer, start: str, *, watch: bool = True) -> None:
+        # The command-line flags, over the project file found from `start` (read again
+        # whenever it changes; an invalid one keeps the last good settings).
+        self.flags = flags
+        self.project = ProjectWatch(start)
+        self.start_dir = start
+        self.settings: Settings = merge_layers(flags)
+        self.root = start
+        self._refresh_project()
         self.reported_missing: tuple[str, ...] | None = None
         # The watched store of the configuration last used; None until started, or when
         # the folders cannot be watched (`unwatched` says why).
@@ -55,12 +62,39 @@ class StoreFactory:
         Resolving is a handful of stat calls, so it is done on every call: an additional
         folder that appears while the agent works (a clone, a mount) is used at once.
         """
-        config = resolve_store_config(self.settings, self.root)
+        self._refresh_project()
+        project = self.project.project
+        config = resolve_store_config(
+            self.settings,
+            self.root,
+            project_file=project.path if project is not None else None,
+        )
         if config.missing_additional != self.reported_missing:
             self.reported_missing = config.missing_additional
             for missing in config.missing_additional:
                 log.warning("memory-ls: additional folder %s does not exist; skipped", missing)
         return config
+
+    def _refresh_project(self) -> None:
+        """Take in the project file's changes; a new problem with it is logged once."""
+        changed, problem = self.project.refresh()
+        if problem is not None:
+            log.warning("memory-ls: %s; the last good configuration stays in effect.", problem)
+        if changed:
+            project = self.project.project
+            layers = (project.layer, self.flags) if project is not None else (self.flags,)
+            self.settings = merge_layers(*layers)
+            self.root = store_root(self.start_dir, project)
+
+    def configuration_problem(self) -> str | None:
+        """What is wrong with the project file on disk now, for every answer (else None)."""
+        error = self.project.error
+        if error is None:
+            return None
+        return (
+            f"[invalid-configuration] {error}. memory-ls keeps the last good configuration "
+            "until the file is fixed."
+        )
 
     def start(self) -> None:
         """Watch the store's folders and load its indexes in the background (at start)."""
@@ -99,6 +133,7 @@ class StoreFactory:
         if self.journal is None or self.journal.path != path:
             if self.journal is not None:
                 self.journal.close()
+            adopt_legacy_journal(config)
             self.journal = Journal(path)
         self.journal.withhold_secrets = config.secrets == "refuse"  # the settings' now
         store.journal = self.journal
@@ -121,7 +156,17 @@ class StoreFactory:
         return Store(config, self.search_index, scan_cache=self.scan_cache)
 
     def run(self, act: Callable[[Store], "CallToolResult"]) -> "CallToolResult":
-        """Run one tool's action on a fresh Store; a refusal becomes a tool error."""
+        """Run one tool's action on a fresh Store; a refusal becomes a tool error; a
+        project file gone bad is said in the answer."""
+        result = self._run(act)
+        problem = self.configuration_problem()
+        if problem is not None:
+            from mcp.types import TextContent
+
+            result.content = [*result.content, TextContent(type="text", text=problem)]
+        return result
+
+    def _run(self, act: Callable[[Store], "CallToolResult"]) -> "CallToolResult":
         try:
             config = self.config()
             live = self._live_for(config)

@@ -1,0 +1,202 @@
+"""The project file in the editor: read again when it changes, shown with what overrides it,
+and written from the editor's settings on request (`memory.configuration`,
+`memory.writeProjectFile`)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import uuid
+from typing import Any
+
+from lsprotocol import types
+from pygls.uris import from_fs_path
+
+from memory_ls.config import Layer, explain_layers, merge_layers
+from memory_ls.core.errors import Exists, InvalidArguments, MemoryStoreError
+from memory_ls.core.git import work_tree_top
+from memory_ls.lsp.commands import Command as StoreCommand
+from memory_ls.lsp.commands import check_arguments, refusal
+from memory_ls.lsp.server import MemoryServer
+from memory_ls.project_file import (
+    DEFAULT_FILE_NAME,
+    PROJECT_FILE_NAMES,
+    PYPROJECT,
+    render_project_file,
+    write_atomic,
+)
+
+NAMES = (*PROJECT_FILE_NAMES, PYPROJECT)
+NAMES_GLOB = "{" + ",".join(NAMES) + "}"
+logger = logging.getLogger(__name__)
+EDITOR_SOURCES = ("initializationOptions", "workspace configuration")
+
+
+def register(server: MemoryServer) -> None:
+    """Follow the project file and offer its commands."""
+    registered: list[bool] = []
+
+    def on_client_files(paths: list[str]) -> None:
+        if any(os.path.basename(path) in NAMES for path in paths):
+            server.reconfigure()
+
+    def on_start() -> None:
+        if not registered:
+            registered.append(True)
+            server.on_loop(lambda: _spawn(server, _watch_with_client(server)))
+
+    server.client_file_listeners.append(on_client_files)
+    server.folder_listeners.append(on_start)
+
+    @server.command("memory.configuration")
+    def configuration(ls: MemoryServer, *arguments: object) -> dict[str, Any]:
+        _arguments("memory.configuration", {}, arguments)
+        return describe(ls)
+
+    @server.command("memory.writeProjectFile")
+    async def write_project_file(ls: MemoryServer, *arguments: object) -> dict[str, Any]:
+        args = _arguments("memory.writeProjectFile", {"replace": "true or false"}, arguments)
+        try:
+            result = await ls.in_store_thread(write_from_settings, ls, bool(args.get("replace")))
+        except MemoryStoreError as error:
+            raise refusal(error) from error
+        ls.reconfigure()
+        return result
+
+
+def _arguments(
+    name: str, optional: dict[str, str], arguments: tuple[object, ...]
+) -> dict[str, Any]:
+    command = StoreCommand({}, optional, lambda store, args: {})
+    try:
+        return check_arguments(name, command, arguments)
+    except InvalidArguments as error:
+        raise refusal(error) from error
+
+
+def _editor_layers(ls: MemoryServer) -> tuple[Layer, ...]:
+    """The layers the editor's settings make (not the file's, not the flags')."""
+    return tuple(layer for layer in ls.layers() if layer.source.startswith(EDITOR_SOURCES))
+
+
+def describe(ls: MemoryServer) -> dict[str, Any]:
+    """The configuration in effect: each setting's value and source, the project file,
+    what is wrong with it, and which editor settings override it."""
+    layers = ls.layers()
+    project = ls.project.project
+    rows = explain_layers(*layers)
+    overrides = []
+    if project is not None:
+        file_values = project.layer.values
+        for layer in _editor_layers(ls):
+            for key, value in layer.values.items():
+                if key in file_values and file_values[key] != value:
+                    overrides.append({"key": key, "source": layer.source, "value": _plain(value)})
+    editor_keys = sorted({key for layer in _editor_layers(ls) for key in layer.values})
+    return {
+        "projectFile": project.path if project is not None else None,
+        "root": ls.config.root,
+        "problem": str(ls.project.error) if ls.project.error is not None else None,
+        "settings": {
+            row.key: {"value": _plain(row.value), "source": row.source}
+            for row in rows
+            if not row.key.startswith("diagnostics.") or row.source != "default"
+        },
+        "editorKeys": [_camel(key) for key in editor_keys],
+        "overrides": [{**item, "key": _camel(str(item["key"]))} for item in overrides],
+    }
+
+
+def write_from_settings(ls: MemoryServer, replace: bool) -> dict[str, Any]:
+    """Write the project file from the settings in effect (file, then editor settings;
+    not the server's flags). An existing file is replaced only when asked; never a
+    pyproject.toml, whose other tables are not ours (blocking: a store thread)."""
+    project = ls.project.project
+    layers = [layer for layer in ls.layers() if layer is not ls.cli_layer]
+    values: dict[str, object] = {}
+    for layer in layers:
+        values.update(layer.values)
+    merged = merge_layers(*layers)
+    if merged.configured_diagnostics:
+        values["diagnostics"] = {
+            code: merged.diagnostics[code] for code in sorted(merged.configured_diagnostics)
+        }
+    if project is not None and project.in_pyproject:
+        raise InvalidArguments(
+            f"The settings are in {project.path} ([tool.memory-ls]); edit that table, "
+            "memory-ls does not rewrite pyproject.toml."
+        )
+    if project is not None and not replace:
+        raise Exists(f"{project.path} exists; pass replace: true to write it from the settings.")
+    directory = project.directory if project is not None else (work_tree_top(ls.root) or ls.root)
+    path = project.path if project is not None else os.path.join(directory, DEFAULT_FILE_NAME)
+    text = render_project_file(values, directory)
+    write_atomic(path, text)
+    return {"path": path, "replaced": project is not None, "content": text}
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(part.capitalize() for part in rest)
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, tuple):
+        return [
+            {"path": item.path, "readOnly": item.read_only} if hasattr(item, "read_only") else item
+            for item in value
+        ]
+    if hasattr(value, "items"):
+        return dict(value)  # type: ignore[call-overload]
+    return value
+
+
+async def _watch_with_client(ls: MemoryServer) -> None:
+    """Ask the client for file events on the project file's names, in the workspace folder
+    and its parents up to the repository's top (where the file may be)."""
+    workspace = ls.client_capabilities.workspace
+    capability = workspace.did_change_watched_files if workspace else None
+    if capability is None or not capability.dynamic_registration:
+        return
+    watchers: list[types.FileSystemWatcher] = []
+    if capability.relative_pattern_support:
+        top = work_tree_top(ls.root) or ls.root
+        directory = ls.root
+        while True:
+            watchers.append(
+                types.FileSystemWatcher(
+                    glob_pattern=types.RelativePattern(
+                        base_uri=from_fs_path(directory) or directory, pattern=NAMES_GLOB
+                    )
+                )
+            )
+            parent = os.path.dirname(directory)
+            if directory == top or parent == directory:
+                break
+            directory = parent
+    else:
+        watchers.append(types.FileSystemWatcher(glob_pattern=NAMES_GLOB))
+    await ls.client_register_capability_async(
+        types.RegistrationParams(
+            registrations=[
+                types.Registration(
+                    id=str(uuid.uuid4()),
+                    method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                    register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                        watchers=watchers
+                    ),
+                )
+            ]
+        )
+    )
+
+
+def _spawn(ls: MemoryServer, coroutine: Any) -> None:
+    task = asyncio.ensure_future(coroutine)
+
+    def done(finished: asyncio.Future[None]) -> None:
+        if not finished.cancelled() and finished.exception() is not None:
+            logger.warning("project file watch registration failed: %s", finished.exception())
+
+    task.add_done_callback(done)
