@@ -604,6 +604,7 @@ def parse_project_table(table: Mapping[str, object], source: str, base_dir: str)
                 '(["path", "path:ro", {path = "path", read-only = true}]), '
                 f"got {_show(folders)}"
             )
+            del raw["additionalFolders"]  # said once, not again by the editor's wording
         else:
             entries: list[object] = []
             for index, entry in enumerate(folders):
