@@ -48,6 +48,10 @@ DESCRIPTIONS = {
     ),
     "near-duplicate": "Another memory has a near-identical name or body",
     "merge-conflict": "A memory holds git conflict markers",
+    "missing-merge-driver": (
+        ".gitattributes has git merge memories with memory-ls (merge=memory-ls), but this "
+        "clone's git config lacks the driver: run memory-ls git-setup"
+    ),
 }
 
 # Settings whose values are one of a Literal's choices (null too where the setting can be unset).

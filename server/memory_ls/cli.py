@@ -724,9 +724,11 @@ def _merge_driver(args: argparse.Namespace, stderr: TextIO) -> int:
     style = args.conflict_style or conflict_style_of_repository(os.getcwd())
     try:
         result = merge_files(args.base, args.ours, args.theirs, style=style)
-    except (OSError, MergeFailed) as exc:
-        # git then treats the file as conflicted and leaves our version in place.
-        print(f"memory-ls: merge-driver: {args.pathname or args.ours}: {exc}", file=stderr)
+    except Exception as exc:  # any failure: OURS untouched, exit 2
+        # OURS is as it was (merge_files replaces it whole or not at all); the command
+        # git-setup registers then merges it as text, a bare driver leaves it conflicted.
+        reason = exc if isinstance(exc, (OSError, MergeFailed)) else repr(exc)
+        print(f"memory-ls: merge-driver: {args.pathname or args.ours}: {reason}", file=stderr)
         return EXIT_USAGE
     if result.conflicts:
         keys = (

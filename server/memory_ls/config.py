@@ -45,6 +45,7 @@ DIAGNOSTIC_CODES: tuple[str, ...] = (
     "stale-path",
     "near-duplicate",
     "superseded",
+    "missing-merge-driver",
 )
 
 DEFAULT_SEVERITIES: Mapping[str, Severity] = MappingProxyType(
@@ -67,6 +68,8 @@ DEFAULT_SEVERITIES: Mapping[str, Severity] = MappingProxyType(
         "near-duplicate": "information",
         # A hint on the memory another replaces; a cycle or a missing name is an error.
         "superseded": "hint",
+        # `.gitattributes` names merge=memory-ls, this clone's git config lacks the driver.
+        "missing-merge-driver": "warning",
     }
 )
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from memory_ls.core.document import parse_document
+from memory_ls.core.git_setup import FALLBACK
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -237,7 +238,7 @@ def test_git_setup_twice_changes_nothing_the_second_time(repo: Repo) -> None:
     config = (repo.root / ".git" / "config").read_bytes()
     assert ".serena/memories/**/*.md merge=memory-ls\n" in attributes
     driver = repo.git("config", "--get", "merge.memory-ls.driver").strip()
-    assert driver == f"{sys.executable} -m memory_ls.cli merge-driver %O %A %B %P"
+    assert driver == f"{sys.executable} -m memory_ls.cli merge-driver %O %A %B %P; {FALLBACK}"
     again = repo.tool("git-setup")
     assert again.returncode == 0, again.stderr
     assert "nothing to change (already set up" in again.stdout
@@ -301,7 +302,7 @@ def test_an_installed_entry_point_is_written_by_its_path_and_run_by_git(tmp_path
     setup = repo.run(str(script), "git-setup", "--no-global")
     assert setup.returncode == 0, setup.stderr
     driver = repo.git("config", "--get", "merge.memory-ls.driver").strip()
-    assert driver == f"'{script}' merge-driver %O %A %B %P"
+    assert driver == f"'{script}' merge-driver %O %A %B %P; {FALLBACK}"
     repo.commit("deploy notes")
     repo.git("checkout", "-q", "-b", "feature")
     repo.write(MEMORY, BASE_TEXT.replace("[ops]", "[ops, release]"))
@@ -313,3 +314,125 @@ def test_an_installed_entry_point_is_written_by_its_path_and_run_by_git(tmp_path
     merged = repo.run("git", "merge", "-q", "--no-edit", "feature")
     assert merged.returncode == 0, merged.stdout + merged.stderr
     assert parse_document(repo.read(MEMORY)).tags == ["ops", "ci", "release"]
+
+
+def install_launcher(folder: Path) -> Path:
+    """A `memory-ls` console script as pip writes it, in `folder`/bin."""
+    script = folder / "bin" / "memory-ls"
+    script.parent.mkdir(parents=True)
+    script.write_text(
+        f"#!{sys.executable}\nimport sys\nfrom memory_ls.cli import main\nsys.exit(main())\n"
+    )
+    script.chmod(0o755)
+    return script
+
+
+NOTES = ".serena/memories/notes.md"
+NOTES_TEXT = "# Notes\n\nThe release owner is ann.\n"
+
+
+@pytest.mark.parametrize("breakage", ["deleted", "cannot-import"])
+def test_a_driver_whose_install_is_gone_leaves_git_s_text_merge(
+    tmp_path: Path, breakage: str
+) -> None:
+    """git-setup names this install's memory-ls; the install goes away (a venv deleted, or
+    one whose Python no longer finds the package: exit 1 before writing anything). git
+    then merges the memories as text: what merges, merges; a conflict is marked, never
+    settled as our side without a word; and `check` points at the markers."""
+    venv = tmp_path / "old venv"
+    script = install_launcher(venv)
+    root = tmp_path / "repo"
+    root.mkdir()
+    (tmp_path / "home").mkdir()
+    repo = Repo(root, tmp_path / "home")
+    repo.git("init", "-q", "-b", "main")
+    repo.write(MEMORY, BASE_TEXT)
+    repo.write(NOTES, NOTES_TEXT)
+    setup = repo.run(str(script), "git-setup", "--no-global")
+    assert setup.returncode == 0, setup.stderr
+    repo.commit("notes")
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.write(MEMORY, BASE_TEXT.replace("Ship on Tuesdays.", "Ship daily."))
+    repo.write(NOTES, NOTES_TEXT.replace("ann", "bob"))
+    repo.commit("feature")
+    repo.git("checkout", "-q", "main")
+    repo.write(MEMORY, BASE_TEXT.replace("Build with make.", "Build with nix."))
+    repo.write(NOTES, NOTES_TEXT.replace("ann", "cat"))
+    repo.commit("main")
+    if breakage == "deleted":
+        shutil.rmtree(venv)
+    else:
+        script.write_text(f"#!{sys.executable}\nimport memory_ls_is_not_installed_here\n")
+
+    merged = repo.run("git", "merge", "--no-edit", "feature")
+    assert merged.returncode != 0
+    assert f"CONFLICT (content): Merge conflict in {NOTES}" in merged.stdout
+    # Edits of different lines: git's clean text merge.
+    assert repo.read(MEMORY) == BASE_TEXT.replace("Ship on Tuesdays.", "Ship daily.").replace(
+        "Build with make.", "Build with nix."
+    )
+    assert repo.git("status", "--porcelain", "--", NOTES, MEMORY).splitlines() == [
+        f"M  {MEMORY}",
+        f"UU {NOTES}",
+    ]
+    # The same line: git's markers, both sides kept.
+    lines = repo.read(NOTES).split("\n")
+    start = lines.index("<<<<<<< ours")
+    assert lines[start : start + 5] == [
+        "<<<<<<< ours",
+        "The release owner is cat.",
+        "=======",
+        "The release owner is bob.",
+        ">>>>>>> theirs",
+    ]
+    status = 127 if breakage == "deleted" else 1
+    assert f"memory-ls: merge-driver failed (exit {status})" in merged.stderr
+
+    check = repo.tool("check")
+    assert check.returncode == 1, check.stdout + check.stderr
+    rows = [line for line in check.stdout.splitlines() if " merge-conflict " in line]
+    assert len(rows) == 1 and rows[0].startswith(f"{NOTES}:{start + 1}:1: error merge-conflict")
+    gone = [line for line in check.stdout.splitlines() if " missing-merge-driver " in line]
+    if breakage == "deleted":  # the driver runs a program that does not exist
+        assert len(gone) == 1 and gone[0].startswith(".gitattributes:"), check.stdout
+        assert f"runs {script}, which does not exist" in gone[0]
+        assert gone[0].endswith("run memory-ls git-setup")
+    else:
+        assert gone == []
+
+
+def test_git_setup_replaces_an_older_driver_command(repo: Repo) -> None:
+    """A clone set up before the fallback existed gets the new command on a rerun."""
+    old = f"{sys.executable} -m memory_ls.cli merge-driver %O %A %B %P"
+    repo.git("config", "merge.memory-ls.driver", old)
+    again = repo.tool("git-setup")
+    assert again.returncode == 0, again.stderr
+    new = f"{old}; {FALLBACK}"
+    assert again.stdout == f"git config: set merge.memory-ls.driver = {new}\n"
+    assert repo.git("config", "--get-all", "merge.memory-ls.driver") == f"{new}\n"
+    assert "nothing to change" in repo.tool("git-setup").stdout
+
+
+def test_check_warns_of_a_clone_without_the_driver(repo: Repo) -> None:
+    """`.gitattributes` asks for the driver (committed), this clone's config lacks it:
+    git would merge memories as text without a word. `check` says so, on that line."""
+    assert repo.tool("check").returncode == 0
+    repo.git("config", "--remove-section", "merge.memory-ls")  # a clone without the setup
+    check = repo.tool("check")
+    assert check.returncode == 1, check.stdout + check.stderr
+    attributes = repo.read(".gitattributes").split("\n")
+    line = next(n for n, text in enumerate(attributes) if text.endswith(" merge=memory-ls"))
+    column = attributes[line].index("merge=memory-ls")
+    rows = check.stdout.splitlines()
+    assert len(rows) == 1, rows
+    assert rows[0].startswith(
+        f".gitattributes:{line + 1}:{column + 1}: warning missing-merge-driver "
+    )
+    assert "has no merge.memory-ls.driver" in rows[0]
+    assert rows[0].endswith("run memory-ls git-setup")
+    assert "1 warning(s)" in check.stderr
+    # A check of some files only leaves the repository alone.
+    assert repo.tool("check", MEMORY).returncode == 0
+    # Set up again: clean.
+    assert repo.tool("git-setup").returncode == 0
+    assert repo.tool("check").returncode == 0

@@ -57,6 +57,7 @@ def test_defaults_follow_the_spec() -> None:
         "near-duplicate": "information",
         "superseded": "hint",
         "merge-conflict": "error",
+        "missing-merge-driver": "warning",
     }
     assert set(DEFAULT_SEVERITIES) == set(DIAGNOSTIC_CODES)
 

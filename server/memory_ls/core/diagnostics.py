@@ -402,6 +402,11 @@ def check_store(store: Store, paths: Sequence[str] = ()) -> list[Diagnostic]:
                 store.config.max_memory_bytes,
             )
         )
+    if not paths and store.config.severities.get("missing-merge-driver") != "off":
+        # The repository's git setup (its .gitattributes): a check of the whole store only.
+        from memory_ls.core.merge_driver_check import merge_driver_diagnostics  # imports this
+
+        found.extend(merge_driver_diagnostics(store.config.root))
     return apply_severities(found, store.config.severities)
 
 

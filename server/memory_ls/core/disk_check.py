@@ -9,6 +9,8 @@ memories it is related to (every file's declared relations are kept: when they c
 or a name they involve appears or goes away, every related file is checked again);
 `stale-path` on the repository's files (a file created or removed rechecks the project
 memories that mention it, found through each file's mentioned paths).
+`missing-merge-driver` is the repository's `.gitattributes`' report, read again when
+the files that decide it changed (`setup_changed`, a few stats).
 Only files with problems keep a report, and
 each report has a result id that changes exactly when the report does, so a client is
 sent the reports it does not have and nothing else.
@@ -33,6 +35,8 @@ from memory_ls.core.diagnostics import (
 )
 from memory_ls.core.duplicates import Found, IndexedDuplicates
 from memory_ls.core.index import MemoryIndex, Update
+from memory_ls.core.merge_driver_check import CODE as MERGE_DRIVER_CODE
+from memory_ls.core.merge_driver_check import DriverWatch
 from memory_ls.core.references import find_references
 from memory_ls.core.similarity import Memo, Verdict
 from memory_ls.core.stale_paths import find_path_mentions, resolutions
@@ -67,6 +71,10 @@ class DiskDiagnostics(Generic[Report]):
         self._serial = 0
         self.clean_id = f"{self._token}:0"
         self._reports: dict[str, tuple[str, Report]] = {}  # only files with problems
+        # The repository's git setup (`.gitattributes`), kept apart from the memories'.
+        wanted = index.config.severities.get(MERGE_DRIVER_CODE) != "off"
+        self._driver = DriverWatch(index.config.root) if wanted else None
+        self._setup_reports: dict[str, tuple[str, Report]] = {}
         # Path -> the names its references look up (only files with references), each
         # once: a tuple of interned strings, as the link index keeps them (a frozenset of
         # three names costs 216 bytes, 20 MB at 100,000 memories).
@@ -82,14 +90,20 @@ class DiskDiagnostics(Generic[Report]):
 
     def report(self, path: str) -> tuple[str, Report | None]:
         """(result id, report) of one file; the report is None when it has no problems."""
+        path = os.path.normpath(path)
         with self._lock:
-            known = self._reports.get(os.path.normpath(path))
+            known = self._reports.get(path) or self._setup_reports.get(path)
         return known if known is not None else (self.clean_id, None)
 
     def reports(self) -> dict[str, tuple[str, Report]]:
         """Path -> (result id, report) of every file with problems."""
         with self._lock:
-            return dict(self._reports)
+            return {**self._setup_reports, **self._reports}
+
+    def setup_reported(self) -> bool:
+        """Whether the repository's git setup has a problem (missing-merge-driver)."""
+        with self._lock:
+            return bool(self._setup_reports)
 
     # ----- computing -----------------------------------------------------------------
 
@@ -115,6 +129,7 @@ class DiskDiagnostics(Generic[Report]):
                 del self._declared[path]
         # Files were checked against the relations read so far: the related ones again.
         changed |= self._check(self._related_files(self._graph()), lambda: False) or set()
+        changed |= self.setup_changed()
         self.complete = True
         return changed | set(gone)
 
@@ -169,7 +184,7 @@ class DiskDiagnostics(Generic[Report]):
             again = {memory.path: memory for memory in self._related_files(before)}
             again.update((memory.path, memory) for memory in self._related_files(after))
             changed |= self._check(again.values(), lambda: False) or set()
-        return changed
+        return changed | self.setup_changed()
 
     def repository_changed(self, paths: Iterable[str]) -> set[str]:
         """Workspace files (or folders) were created or removed: recheck the memories
@@ -183,7 +198,32 @@ class DiskDiagnostics(Generic[Report]):
                 if any(m in changed or m.startswith(folders) for m in mentioned)
             ]
         present = [m for m in (self.index.file(path) for path in mentioning) if m is not None]
-        return self._check(present, lambda: False) or set()
+        return (self._check(present, lambda: False) or set()) | self.setup_changed()
+
+    def setup_changed(self) -> set[str]:
+        """Read the repository's git setup again if a file that decides it changed (else
+        a few stats); the paths whose report changed. One caller at a time."""
+        watch = self._driver
+        found = watch.changed() if watch is not None else None
+        if found is None:
+            return set()
+        by_path: dict[str, list[Diagnostic]] = {}
+        for diagnostic in apply_severities(found, self.index.config.severities):
+            by_path.setdefault(os.path.normpath(diagnostic.path), []).append(diagnostic)
+        text = watch.state.text if watch is not None and watch.state is not None else None
+        reports = {path: self._convert(path, found, text) for path, found in by_path.items()}
+        changed: set[str] = set()
+        with self._lock:
+            for path in [p for p in self._setup_reports if p not in reports]:
+                del self._setup_reports[path]
+                changed.add(path)
+            for path, report in reports.items():
+                old = self._setup_reports.get(path)
+                if old is None or old[1] != report:
+                    self._serial += 1
+                    self._setup_reports[path] = (f"{self._token}:{self._serial}", report)
+                    changed.add(path)
+        return changed
 
     def duplicates_changed(self, paths: Iterable[str] | None) -> set[str]:
         """The full-text index took in changed files (None: all of them): recheck the

@@ -48,6 +48,7 @@ RULE_DESCRIPTIONS: Mapping[str, str] = {
     "near-duplicate": "Another memory has a near-identical name or body.",
     "merge-conflict": "A memory holds unresolved git conflict markers.",
     "superseded": "Another memory supersedes this one (or a supersede relation cannot hold).",
+    "missing-merge-driver": ".gitattributes names merge=memory-ls; git config lacks the driver.",
 }
 README_SECTION = "diagnostics"
 

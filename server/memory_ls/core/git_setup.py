@@ -4,7 +4,9 @@ Two things make git use a merge driver: a `.gitattributes` line giving the memor
 files the `merge=memory-ls` attribute (committed, so it holds for the whole team), and
 the driver's command under `merge.memory-ls` in the repository's git config (each clone's
 own, since it names a program on that machine). Without the config entry git merges the
-files as text, so a clone that has not run the setup loses nothing but the driver.
+files as text, so a clone that has not run the setup loses nothing but the driver (and
+`check` says so: core/merge_driver_check.py). The command falls back to git's text
+merge when memory-ls cannot run (FALLBACK).
 """
 
 from __future__ import annotations
@@ -24,6 +26,15 @@ ATTRIBUTE = f"merge={DRIVER}"
 SECTION = f"merge.{DRIVER}"
 DRIVER_NAME = "memory-ls: memories merged key by key (frontmatter) and as text (body)"
 DRIVER_ARGUMENTS = "merge-driver %O %A %B %P"
+# What the registered command does when memory-ls cannot merge (its program moved or gone:
+# 126/127; it failed: 2; it died before writing: 1 without a marker in %A): git's own text
+# merge of the file, so a conflict is marked and never settled silently as our side. git
+# runs the command with `sh -c`; %A, %O, %B, %L and %P are the only `%`s git expands.
+FALLBACK = (
+    "s=$?; case $s in 0) exit 0;; 1) grep -q '^<<<<<<<' %A; [ $? = 1 ] || exit 1;; esac; "
+    'echo "memory-ls: merge-driver failed (exit $s): merged as text by git merge-file" >&2; '
+    "git merge-file --marker-size %L -L ours -L base -L theirs %A %O %B"
+)
 COMMENT = "# memory-ls: merge memories with `memory-ls merge-driver` (memory-ls git-setup)"
 GIT_TIMEOUT_SECONDS = 20.0
 _GLOB_SPECIAL = re.compile(r"([*?\[\\])")
@@ -77,8 +88,8 @@ def repository_of(path: str) -> str:
     return os.path.realpath(done.stdout.strip())
 
 
-def driver_command(argv0: str | None = None, executable: str | None = None) -> str:
-    """The driver's command line: the running `memory-ls` by its absolute path.
+def driver_program(argv0: str | None = None, executable: str | None = None) -> str:
+    """The running `memory-ls` by its absolute path, shell-quoted.
 
     git runs a driver with the PATH of whoever merges (an IDE, a GUI client, a shell
     without the virtual environment active), so a bare `memory-ls` may not be found or
@@ -87,10 +98,14 @@ def driver_command(argv0: str | None = None, executable: str | None = None) -> s
     """
     script = os.path.abspath(argv0 if argv0 is not None else sys.argv[0])
     if os.path.splitext(os.path.basename(script))[0] == "memory-ls" and os.path.isfile(script):
-        program = shlex.quote(script)
-    else:
-        program = f"{shlex.quote(executable or sys.executable)} -m memory_ls.cli"
-    return f"{program} {DRIVER_ARGUMENTS}"
+        return shlex.quote(script)
+    return f"{shlex.quote(executable or sys.executable)} -m memory_ls.cli"
+
+
+def driver_command(argv0: str | None = None, executable: str | None = None) -> str:
+    """The driver's command line: the running memory-ls's merge-driver, then git's text
+    merge when that could not merge (FALLBACK)."""
+    return f"{driver_program(argv0, executable)} {DRIVER_ARGUMENTS}; {FALLBACK}"
 
 
 def memory_patterns(config: StoreConfig, repository: str) -> tuple[list[str], list[str]]:

@@ -13,6 +13,7 @@ by `git merge-file`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import tempfile
@@ -368,9 +369,26 @@ def merge_files(
     else:
         result = merge_memory(base_text, ours_text, theirs_text, labels=labels, style=style)
         merged = result.text.encode("utf-8", "surrogateescape")
-    with open(ours, "wb") as handle:
-        handle.write(merged)
+    _replace(ours, merged)
     return result
+
+
+def _replace(path: str, data: bytes) -> None:
+    """`path` holds `data` or, when writing fails, what it held before (never half of it):
+    a file written beside it and renamed over it. git reads the driver's result from
+    OURS, and falls back to its own merge of OURS when the driver fails."""
+    fd, temporary = tempfile.mkstemp(
+        prefix=".memory-ls-merge.", dir=os.path.dirname(os.path.abspath(path))
+    )
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(temporary, os.stat(path).st_mode & 0o7777)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 def conflict_style_of_repository(cwd: str) -> ConflictStyle:

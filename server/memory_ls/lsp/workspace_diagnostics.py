@@ -16,6 +16,11 @@ module covers the files as they are on disk, as `memory-ls check` does:
 
 `diagnosticsScope: "openFiles"` turns this off: every report the client holds is
 cleared, nothing is computed.
+
+The repository's `.gitattributes` gets a report too when it names memory-ls's merge
+driver and this clone's git config lacks it (`missing-merge-driver`): read with the
+first check of the store and again (a few stats) with each later check; while it is
+reported, every SETUP_RECHECK_SECONDS too, so it goes once `memory-ls git-setup` ran.
 """
 
 from __future__ import annotations
@@ -41,6 +46,8 @@ from memory_ls.lsp.server import MemoryServer
 IDENTIFIER = "memory-ls"
 # The result id of an open document's (empty) pull report.
 OPEN_RESULT_ID = "open"
+# While the repository's git setup has a problem, how often it is looked at again.
+SETUP_RECHECK_SECONDS = 5.0
 
 # One file's report as stored: its URI and its protocol diagnostics.
 Stored = tuple[str, tuple[types.Diagnostic, ...]]
@@ -90,6 +97,7 @@ class WorkspaceReports:
         # URIs of closed files whose reports were published (push clients).
         self._published: set[str] = set()
         self._worker = SerialWorker("memory-ls-disk-check")
+        self._setup_timer: asyncio.TimerHandle | None = None
 
     # ----- what the client is told ---------------------------------------------------
 
@@ -252,6 +260,31 @@ class WorkspaceReports:
             return
         self._wake()
         self._publish_changes(changed, everything)
+        self._follow_setup(disk)
+
+    def _follow_setup(self, disk: DiskDiagnostics[Stored]) -> None:
+        """While the git setup has a problem, look again in a while (in the worker)."""
+        loop = self.ls.loop
+        if self._setup_timer is not None or loop is None or not disk.setup_reported():
+            return
+
+        def recheck() -> None:
+            if self.disk is disk:
+                changed = disk.setup_changed()
+                self.ls.on_loop(lambda: self._setup_checked(disk, changed))
+
+        def due() -> None:
+            self._setup_timer = None
+            if disk is self.disk and not self.ls.stopping:
+                self._worker.submit(recheck)
+
+        self._setup_timer = loop.call_later(SETUP_RECHECK_SECONDS, due)
+
+    def _setup_checked(self, disk: DiskDiagnostics[Stored], changed: set[str]) -> None:
+        if changed:
+            self._checked(disk, changed)
+        elif disk is self.disk and not self.ls.stopping:
+            self._follow_setup(disk)
 
     def _publish_changes(self, changed: set[str], everything: bool) -> None:
         """Push the closed files' changed reports to a client that does not pull."""
