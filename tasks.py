@@ -18,14 +18,6 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
-EXAMPLE_FLAGS = [
-    "--additional-folders",
-    "shared/feature,shared/feature_builder,shared/spec,shared/vendor:ro",
-    "--global-folder",
-    "../global-memories",
-    "--max-memory-bytes",
-    "4096",
-]
 # The extension's Python: the script that bundles the server into the VSIX, and the
 # launcher that starts it there.
 EXTENSION_PYTHON = ["client-vscode/scripts", "client-vscode/bundled/tool"]
@@ -91,7 +83,7 @@ def demo() -> None:
     def tool(*args: str, check: bool = True, stdin: str | None = None) -> None:
         print(f"\n$ memory-ls {' '.join(args)}", flush=True)
         subprocess.run(
-            [str(memory_ls), *args, *EXAMPLE_FLAGS],
+            [str(memory_ls), *args],
             cwd=workspace,
             input=stdin,
             text=True,
@@ -99,7 +91,8 @@ def demo() -> None:
         )
 
     print(f"Example workspace copied to {workspace}")
-    print("Flags used below:", " ".join(EXAMPLE_FLAGS))
+    # No flags below: examples/workspace/memory-ls.toml defines the store for every surface.
+    tool("config")
     tool("list")
     for name in (
         "FEATURE_auth",

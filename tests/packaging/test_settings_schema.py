@@ -1,12 +1,11 @@
 """The extension's settings schema cannot lag the server: every diagnostic code and
 setting the server obeys is in package.json (client-vscode/scripts/settings_schema.py
-writes it), and the example workspace's settings are the README's flags."""
+writes it), and the example workspace's settings agree with its project file."""
 
 from __future__ import annotations
 
 import json
 import re
-import runpy
 import sys
 from pathlib import Path
 from typing import Any, get_args
@@ -16,8 +15,6 @@ from memory_ls.config import DEFAULT_SEVERITIES, DIAGNOSTIC_CODES, SETTING_KEYS,
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "client-vscode" / "scripts"))
 import settings_schema  # noqa: E402
-
-EXAMPLE_FLAGS: list[str] = runpy.run_path(str(REPO / "tasks.py"))["EXAMPLE_FLAGS"]
 
 
 def _properties() -> dict[str, Any]:
@@ -60,13 +57,18 @@ def test_a_new_code_gets_a_description_and_an_entry() -> None:
     assert written["stale-path"]["description"].endswith("(default warning).")
 
 
-def test_the_example_workspace_settings_are_the_readme_flags() -> None:
-    """The editor opens examples/workspace with the folders the README's tour routes to."""
-    text = (REPO / "examples" / "workspace" / ".vscode" / "settings.json").read_text("utf-8")
+def test_the_example_workspace_settings_do_not_contradict_its_project_file() -> None:
+    """The editor opens examples/workspace with the store its memory-ls.toml defines:
+    any `memoryLs.*` store setting there says the same (no override to explain)."""
+    from memory_ls.config import anchor_layer, parse_layer
+    from memory_ls.project_file import read_project_file
+
+    workspace = REPO / "examples" / "workspace"
+    text = (workspace / ".vscode" / "settings.json").read_text("utf-8")
     settings = json.loads(re.sub(r"^\s*//.*$", "", text, flags=re.MULTILINE))
-    flags = dict(zip(EXAMPLE_FLAGS[::2], EXAMPLE_FLAGS[1::2], strict=True))
-    assert settings == {
-        "memoryLs.additionalFolders": flags["--additional-folders"].split(","),
-        "memoryLs.globalFolder": flags["--global-folder"],
-        "memoryLs.maxMemoryBytes": int(flags["--max-memory-bytes"]),
-    }
+    editor = {k.removeprefix("memoryLs."): v for k, v in settings.items()}
+    layer = anchor_layer(parse_layer(editor, "settings.json"), str(workspace))
+    project = read_project_file(str(workspace / "memory-ls.toml"))
+    for key, value in layer.values.items():
+        assert project.layer.values.get(key) == value, key
+    assert project.layer.values["max_memory_bytes"] == 4096
