@@ -135,6 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = command("check", "report diagnostics for the store or the given Markdown files")
     check.add_argument("paths", nargs="*", metavar="PATH")
+    check.add_argument(
+        "--memories-only",
+        action="store_true",
+        help="of the PATHs, check only those in the store's folders (the pre-commit hook: "
+        "pre-commit passes every changed Markdown file)",
+    )
     _report_format(check)
 
     changes = command(
@@ -654,8 +660,15 @@ def _check(args: argparse.Namespace, store: Store, stdout: TextIO, stderr: TextI
             raise UsageError(f"no such file or folder: {path}")
     if args.json and args.report_format != "text":
         raise UsageError("give --json or --format, not both")
+    paths = args.paths
+    if args.memories_only and paths:
+        paths = [p for p in paths if store.config.owner_of(os.path.abspath(p)) is not None]
+        if not paths:
+            # No memory among them; an empty list would check the whole store instead.
+            print("memory-ls: no memory among the files given; nothing to check", file=stderr)
+            return EXIT_OK
     store.clean_leftovers()
-    diagnostics = check_store(store, args.paths)
+    diagnostics = check_store(store, paths)
     if args.json:
         # The shape `check --json` always printed (absolute paths); --format json is richer.
         rows = [

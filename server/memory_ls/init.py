@@ -63,7 +63,7 @@ repos:
     hooks:
       - id: memory-ls-check
         name: memory-ls check
-        entry: memory-ls check
+        entry: memory-ls check --memories-only
         language: system
         types: [markdown]
         require_serial: true"""

@@ -20,7 +20,6 @@ import memory_ls
 
 REPO = Path(__file__).resolve().parents[2]
 LOCKS = REPO / "client-vscode" / "bundled" / "requirements"
-# The flags the README and `tasks.py demo` run the example with.
 
 
 def runtime_dependencies() -> list[Requirement]:

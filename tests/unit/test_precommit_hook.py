@@ -115,14 +115,18 @@ def test_try_repo_checks_the_changed_memories_only(
         project, env, "try-repo", str(hook_repo), "memory-ls-check", "--files", "docs/notes.md"
     )
     assert passed.returncode == 0, passed.stdout + passed.stderr
-    assert "(no files to check)Skipped" in passed.stdout
+    # pre-commit passes every Markdown file; the hook leaves those outside the store alone.
+    assert "nowhere" not in passed.stdout
 
 
-def test_config_with_shared_folders(hook_repo: Path, project: Path, env: dict[str, str]) -> None:
-    """The README's configuration: shared folders added to `files` and to the store."""
+def test_the_project_file_names_the_shared_folders(
+    hook_repo: Path, project: Path, env: dict[str, str]
+) -> None:
+    """The project file's folders are the hook's: no `files` or `args` to repeat them."""
     rev = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=hook_repo, check=True, capture_output=True, text=True
     ).stdout.strip()
+    write(project / "memory-ls.toml", 'additional-folders = ["shared/feature"]\n')
     write(
         project / ".pre-commit-config.yaml",
         f"""repos:
@@ -130,11 +134,9 @@ def test_config_with_shared_folders(hook_repo: Path, project: Path, env: dict[st
     rev: {rev}
     hooks:
       - id: memory-ls-check
-        files: (^|/)(\\.serena/memories|shared/[^/]+)/.*\\.md$
-        args: [--additional-folders, shared/feature]
 """,
     )
-    git(project, "add", ".pre-commit-config.yaml")
+    git(project, "add", ".pre-commit-config.yaml", "memory-ls.toml")
     done = pre_commit(
         project,
         env,
@@ -146,6 +148,7 @@ def test_config_with_shared_folders(hook_repo: Path, project: Path, env: dict[st
     )
     assert done.returncode == 1, done.stdout + done.stderr
     found = [line for line in done.stdout.splitlines() if " broken-link " in line]
-    # With the shared folder in the store, good.md's [[FEATURE_x]] resolves.
+    # With the shared folder in the store, good.md's [[FEATURE_x]] resolves; docs/notes.md
+    # is no memory.
     assert [line.split(":", 1)[0] for line in found] == ["shared/feature/FEATURE_x.md"]
     assert "gone_too" in found[0]
