@@ -152,3 +152,46 @@ async def test_an_agent_with_no_flags_serves_the_store_the_file_defines(tmp_path
     entries = json.loads(done.stdout)["entries"]
     assert [e["action"] for e in entries] == ["save"]
     assert entries[0]["source"].startswith("mcp")
+
+
+async def test_the_servers_init_registers_start_as_each_agent_starts_them(tmp_path: Path) -> None:
+    """After `memory-ls init`, each agent's MCP entry, started as that agent starts it (the
+    command on PATH, its arguments, `${workspaceFolder}` expanded), serves the file's store."""
+    root, home = tmp_path / "repo", tmp_path / "home"
+    for folder in (".serena/memories", "shared/feature"):
+        (root / folder).mkdir(parents=True)
+    home.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "XDG_CACHE_HOME": str(home / "cache"),
+        # The agents find `memory-ls` on their PATH, where the user installed it.
+        "PATH": os.pathsep.join([str(Path(MEMORY_LS).parent), os.environ.get("PATH", "")]),
+    }
+    done = subprocess.run(
+        [MEMORY_LS, "--additional-folders", "shared/feature", "init"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    for relative, table in ((".mcp.json", "mcpServers"), (".vscode/mcp.json", "servers")):
+        entry = json.loads((root / relative).read_text())[table]["memory-ls"]
+        args = [arg.replace("${workspaceFolder}", str(root)) for arg in entry["args"]]
+        params = StdioServerParameters(command=entry["command"], args=args, env=env, cwd=str(root))
+        name = f"FEATURE_{relative.strip('.').replace('/', '_').replace('.', '_')}"
+        async with (
+            stdio_client(params) as (read, write),
+            ClientSession(read, write) as agent,
+        ):
+            await agent.initialize()
+            tools = {tool.name for tool in (await agent.list_tools()).tools}
+            assert {"write_memory", "search_memories"} <= tools
+            result = await agent.call_tool(
+                "write_memory", {"memory_name": name, "content": "# x\n"}
+            )
+            assert not result.is_error, result.content
+        assert (root / "shared" / "feature" / f"{name}.md").is_file(), relative
