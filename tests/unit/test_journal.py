@@ -313,3 +313,31 @@ def test_stores_of_several_processes_writing_one_memory_are_all_journaled(ws: Wo
     for older, newer in itertools.pairwise(chain):
         assert newer.version_before == older.version_after
     assert chain[-1].version_after == version_of(_bytes(ws, "shared_notes"))
+
+
+def test_one_journal_per_store_root_whatever_the_folders(ws: Workspace) -> None:
+    with_global = ws.store()
+    without = ws.store(global_enabled=False)
+    assert with_global.config.folders != without.config.folders
+    assert journal_path(with_global.config) == journal_path(without.config)
+    without.save("notes", "by an agent started with --no-global\n")
+    assert [e.action for e in with_global.history("notes")] == ["save"]
+
+
+def test_history_kept_per_set_of_folders_is_carried_over_once(ws: Workspace) -> None:
+    from memory_ls.core.journal import legacy_journal_path
+
+    config = ws.store(global_enabled=False).config
+    old = Journal(legacy_journal_path(config))
+    old.record(
+        action="save", name="notes", path="/n.md", before=b"old\n", after=b"new\n", source="t"
+    )
+    old.close()
+    assert not os.path.exists(journal_path(config))
+    store = Store(config)
+    assert [e.before for e in store.history("notes")] == [b"old\n"]
+    # Once: later writes to the old file are not carried over again.
+    again = Journal(legacy_journal_path(config))
+    again.record(action="edit", name="notes", path="/n.md", before=b"x\n", after=b"y\n", source="t")
+    again.close()
+    assert len(Store(config).history("notes")) == 1

@@ -188,6 +188,7 @@ class MemoryServer(LanguageServer):
 
     def reconfigure(self) -> None:
         """Merge the settings layers and apply them (on the event loop)."""
+        self.refresh_project()
         settings = merge_layers(*self.layers())
         project = self.project.project
         config = resolve_store_config(
@@ -230,10 +231,9 @@ class MemoryServer(LanguageServer):
                 self.sync_search_index(self.index, self.search_index)
         self.store_changed()
 
-    def layers(self) -> tuple[Layer, ...]:
-        """The settings' sources, lowest precedence first: the project file (read again
-        if it changed; an invalid one is reported and the last good one kept), the
-        editor's settings (their folders relative to the workspace folder), the flags."""
+    def refresh_project(self) -> None:
+        """Read the project file again if it changed; an invalid one is reported and the
+        last good one kept."""
         if self.project.start != self.root:
             self.project = ProjectWatch(self.root)
         _, problem = self.project.refresh()
@@ -242,6 +242,10 @@ class MemoryServer(LanguageServer):
                 f"memory-ls: {problem}. The previous settings stay in effect.",
                 types.MessageType.Error,
             )
+
+    def layers(self) -> tuple[Layer, ...]:
+        """The settings' sources as last read, lowest precedence first: the project file,
+        the editor's settings (their folders relative to the workspace folder), the flags."""
         project = self.project.project
         editor = (
             anchor_layer(self.init_layer, self.root),
