@@ -1,21 +1,27 @@
 #!/usr/bin/env python3
 """Bundle the memory-ls language server and its libraries into the VS Code extension.
 
-  python3 client-vscode/scripts/bundle_server.py build [--target linux-x64]
+  python3 client-vscode/scripts/bundle_server.py build [--target linux-x64] [--out DIR]
   python3 client-vscode/scripts/bundle_server.py lock
 
 `build` fills client-vscode/bundled/libs/ for one VSIX target: `common/` holds memory_ls
 and the libraries every supported CPython shares (pure Python, or abi3), `cpXY/` the
-ones built for one CPython version; bundled/tool/server.py puts the right two on the
-path at start. Wheels come from the package index with pip (`pip download
---only-binary=:all:` for the target's platform tags), pinned and hash-checked by the
-lock files in client-vscode/bundled/requirements/, and are kept in a cache so a second
-build needs no network. `lock` writes those lock files again from pyproject.toml's
-dependencies (the newest versions that still support each CPython), with the sha256 of
-every wheel PyPI has for them.
+ones built for one CPython version, `cpXY-cpZW/` those a few versions share (a newer
+release that dropped the oldest Python); bundle.json lists each version's folders and
+bundled/tool/server.py puts them on the path at start. Wheels come from the package
+index with pip (`pip download --only-binary=:all:` for the target's platform tags),
+pinned and hash-checked by the lock files in client-vscode/bundled/requirements/, and
+are kept in a cache so a second build needs no network. `lock` writes those lock files
+again from pyproject.toml's dependencies (the newest versions that still support each
+CPython), with the sha256 of every wheel PyPI has for them.
 
-Needs Python 3.10+ with pip (`lock`: 3.11+ and `packaging`); the libraries are never
-imported here.
+The bundle is everything `pip install memory-ls` would install: the language server's
+libraries and the MCP SDK with what it pulls in (pydantic, starlette, cryptography…), so
+that `memory-ls mcp` runs from the VSIX alone too. A dependency only some platforms need
+(pywin32 on Windows) is locked with a marker naming those platforms.
+
+Needs only Python 3.10+ and pip, for both commands: `packaging` and `tomli` are taken
+from pip's own copies when they are not installed. The libraries are never imported here.
 """
 
 from __future__ import annotations
@@ -45,11 +51,23 @@ CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memo
 
 # Every CPython the VSIX supports. Keep in step with requires-python and the classifiers.
 PYTHONS = ("3.10", "3.11", "3.12", "3.13", "3.14")
-# Runtime dependencies the language server never imports: the MCP SDK (`memory-ls mcp`
-# only) pulls in pydantic, starlette, httpx and more, megabytes a VSIX does not need.
-LEFT_OUT = {"mcp"}
-# Modules with native code the server needs; built wheels must provide them.
-NATIVE = ("regex._regex", "yaml._yaml", "watchfiles._rust_notify", "rapidfuzz.fuzz_cpp")
+# Modules with native code the servers need; built wheels must provide them. The
+# launcher's --check imports them all: the language server's, then the MCP SDK's.
+NATIVE = (
+    "regex._regex",
+    "yaml._yaml",
+    "watchfiles._rust_notify",
+    "rapidfuzz.fuzz_cpp",
+    "pydantic_core._pydantic_core",
+    "rpds.rpds",
+    "cryptography.hazmat.bindings._rust",
+    "_cffi_backend",
+)
+
+# Parts of a wheel no server needs, left out of the bundle: pywin32's manual and its
+# Pythonwin IDE (a GUI) are 3.8 MB of the 6.9 MB wheel of each Windows version; the MCP
+# SDK needs win32api, win32con, win32job and pywintypes (win32/, pywin32_system32/).
+LEFT_OUT = {"pywin32": ("PyWin32.chm", "pythonwin")}
 
 
 def _manylinux(arch: str) -> list[str]:
@@ -83,6 +101,53 @@ TARGETS: dict[str, list[str]] = {
 }
 
 
+def platform_markers(target: str) -> dict[str, str]:
+    """The values of the platform's environment markers (PEP 508) on a VSIX target."""
+    system, arch = target.split("-")
+    sys_platform = "linux" if system == "alpine" else system
+    machine = {
+        ("linux", "x64"): "x86_64",
+        ("linux", "arm64"): "aarch64",
+        ("darwin", "x64"): "x86_64",
+        ("darwin", "arm64"): "arm64",
+        ("win32", "x64"): "AMD64",
+    }[(sys_platform, arch)]
+    return {
+        "sys_platform": sys_platform,
+        "platform_system": {"linux": "Linux", "darwin": "Darwin", "win32": "Windows"}[sys_platform],
+        "os_name": "nt" if sys_platform == "win32" else "posix",
+        "platform_machine": machine,
+        "platform_release": "",
+        "platform_version": "",
+    }
+
+
+def environment(python: str, target: str, extra: str = "") -> dict[str, str]:
+    """Every environment marker's value for one CPython version on one VSIX target."""
+    return {
+        "python_version": python,
+        "python_full_version": f"{python}.0",
+        "implementation_name": "cpython",
+        "implementation_version": f"{python}.0",
+        "platform_python_implementation": "CPython",
+        **platform_markers(target),
+        "extra": extra,
+    }
+
+
+def packaging_module(name: str) -> Any:
+    """A module of `packaging` (`markers`, `requirements`): the installed one, else pip's copy."""
+    try:
+        return importlib.import_module(f"packaging.{name}")
+    except ModuleNotFoundError:
+        return importlib.import_module(f"pip._vendor.packaging.{name}")
+
+
+def marker_holds(marker: str, python: str, target: str) -> bool:
+    """Whether a lock file's marker holds for this CPython version on this target."""
+    return bool(packaging_module("markers").Marker(marker).evaluate(environment(python, target)))
+
+
 def tag(python: str) -> str:
     """`cp313` for "3.13"."""
     return "cp" + python.replace(".", "")
@@ -105,11 +170,12 @@ def project() -> dict[str, object]:
     """pyproject.toml's [project] table."""
     try:
         # By name: the type check targets Python 3.10, which has no tomllib.
-        tomllib = importlib.import_module("tomllib")
+        toml = importlib.import_module("tomllib")
     except ModuleNotFoundError:
-        sys.exit("bundle_server: reading pyproject.toml needs Python 3.11 or newer (tomllib)")
+        # Python 3.10: pip carries tomli, which tomllib is.
+        toml = importlib.import_module("pip._vendor.tomli")
     with (ROOT / "pyproject.toml").open("rb") as file:
-        table: dict[str, object] = tomllib.load(file)["project"]
+        table: dict[str, object] = toml.load(file)["project"]
     return table
 
 
@@ -129,15 +195,10 @@ def extension_version() -> str:
 
 
 def runtime_requirements() -> list[str]:
-    """pyproject.toml's dependencies without the ones the language server never imports."""
+    """pyproject.toml's dependencies: all of them (the MCP SDK too) go into the VSIX."""
     dependencies = project()["dependencies"]
     assert isinstance(dependencies, list)
-    kept = []
-    for requirement in dependencies:
-        name = re.split(r"[\s<>=!~;\[]", str(requirement), maxsplit=1)[0]
-        if normalize(name) not in LEFT_OUT:
-            kept.append(str(requirement))
-    return kept
+    return [str(requirement) for requirement in dependencies]
 
 
 def normalize(name: str) -> str:
@@ -181,68 +242,129 @@ def lock() -> None:
     for python in PYTHONS:
         pins = sorted(resolve(python).items())
         lines = [
-            f"# The language server's libraries for CPython {python}, bundled into the VSIX.",
+            f"# The libraries of memory-ls for CPython {python}, bundled into the VSIX.",
             "# Written by `python3 client-vscode/scripts/bundle_server.py lock` from",
-            "# pyproject.toml's dependencies (without the MCP SDK); do not edit.",
+            "# pyproject.toml's dependencies (the MCP SDK's too); do not edit.",
         ]
-        for name, version in pins:
-            hashes = wheel_hashes(name, version, python)
-            lines.append(f"{name}=={version} \\")
-            lines += [f"    --hash=sha256:{digest} \\" for digest in hashes[:-1]]
-            lines.append(f"    --hash=sha256:{hashes[-1]}")
+        for name, entries in pins:
+            for version, targets in entries:
+                hashes = wheel_hashes(name, version, python)
+                marker = targets_marker(targets, python)
+                lines.append(f"{name}=={version}{'' if marker is None else f' ; {marker}'} \\")
+                lines += [f"    --hash=sha256:{digest} \\" for digest in hashes[:-1]]
+                lines.append(f"    --hash=sha256:{hashes[-1]}")
         (LOCKS / f"{tag(python)}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
         print(f"locked {len(pins)} packages for CPython {python}")
 
 
-def resolve(python: str) -> dict[str, str]:
-    """The newest versions of the runtime requirements and theirs that run on this CPython."""
-    # pip evaluates dependencies' markers for the Python it runs on, not for
-    # --python-version, so the tree is walked here: one --no-deps download per level.
-    from packaging.markers import Marker
-    from packaging.requirements import Requirement
-
-    environment = {
-        "python_version": python,
-        "python_full_version": f"{python}.0",
-        "implementation_name": "cpython",
-        "platform_python_implementation": "CPython",
-        "extra": "",
+def resolve(python: str) -> dict[str, list[tuple[str, frozenset[str]]]]:
+    """The newest versions of the runtime requirements and theirs that run on this CPython,
+    each with the VSIX targets it is for: one version for all the targets that need the
+    package, unless a target has no wheel of it (cryptography 50 has none for Intel Macs):
+    that target's tree is then walked on its own, for the newest versions it has wheels of."""
+    walked = walk(python, frozenset(TARGETS))
+    lacking = {
+        target
+        for name, (version, targets) in walked.items()
+        for target in targets
+        if not has_wheel(name, version, python, target)
     }
-    platform_keys = ("sys_platform", "platform_system", "platform_machine", "os_name")
+    pins = {
+        name: [(version, targets - lacking)]
+        for name, (version, targets) in walked.items()
+        if targets - lacking
+    }
+    for target in sorted(lacking):
+        for name, (version, _) in walk(python, frozenset({target})).items():
+            entries = pins.setdefault(name, [])
+            same = [i for i, (other, _) in enumerate(entries) if other == version]
+            if same:
+                entries[same[0]] = (version, entries[same[0]][1] | {target})
+            else:
+                entries.append((version, frozenset({target})))
+    return pins
+
+
+def walk(python: str, targets: frozenset[str]) -> dict[str, tuple[str, frozenset[str]]]:
+    """The newest versions of the runtime requirements and theirs for this CPython on these
+    targets (downloaded for linux-x64 when it is one of them), each with the targets that
+    need it."""
+    # pip evaluates dependencies' markers for the Python it runs on, not for
+    # --python-version and --platform, so the tree is walked here, for every target at
+    # once: one --no-deps download per level.
+    preferred = "linux-x64" if "linux-x64" in targets else min(targets)
+    requirement_class = packaging_module("requirements").Requirement
     pins: dict[str, str] = {}
-    wanted = [Requirement(text) for text in runtime_requirements()]
+    requires: dict[str, list[Any]] = {}
+    needed: dict[str, set[str]] = {}
+    seen: set[tuple[str, str, str]] = set()
+    wanted = [
+        (requirement, target)
+        for requirement in map(requirement_class, runtime_requirements())
+        for target in sorted(targets)
+        if requirement.marker is None or requirement.marker.evaluate(environment(python, target))
+    ]
     with tempfile.TemporaryDirectory() as scratch:
         while wanted:
-            new: list[Requirement] = []
-            for requirement in wanted:
+            # Download what is not pinned yet, for a target that needs it (the preferred one
+            # if it does).
+            new: dict[str, tuple[Any, str]] = {}
+            for requirement, target in wanted:
                 name = normalize(requirement.name)
-                if name in pins:
-                    if pins[name] not in requirement.specifier:
-                        sys.exit(
-                            f"bundle_server: {name}=={pins[name]} conflicts with {requirement}"
-                        )
-                elif all(normalize(other.name) != name for other in new):
-                    new.append(requirement)
-            if not new:
-                break
-            level = Path(scratch) / str(len(pins))
-            pip_download(python, "linux-x64", level, ["--no-deps", *(str(r) for r in new)])
-            wanted = []
-            for wheel in level.glob("*.whl"):
-                name, version = wheel_name_version(wheel.name)
-                pins[name] = version
-                for line in wheel_metadata(wheel).splitlines():
-                    if not line.startswith("Requires-Dist:"):
+                if name not in pins and (name not in new or target == preferred):
+                    new[name] = (requirement, target)
+            for target in sorted({target for _, target in new.values()}):
+                level = Path(scratch) / f"{len(pins)}-{target}"
+                specs = [f"{r.name}{r.specifier}" for r, t in new.values() if t == target]
+                pip_download(python, target, level, ["--no-deps", *specs])
+                for wheel in level.glob("*.whl"):
+                    name, version = wheel_name_version(wheel.name)
+                    pins[name] = version
+                    requires[name] = [
+                        requirement_class(line.partition(":")[2].strip())
+                        for line in wheel_metadata(wheel).splitlines()
+                        if line.startswith("Requires-Dist:")
+                    ]
+            # Each package (and each extra of it asked for) brings its own requirements.
+            following = []
+            for requirement, target in wanted:
+                name = normalize(requirement.name)
+                if not requirement.specifier.contains(pins[name], prereleases=True):
+                    sys.exit(f"bundle_server: {name}=={pins[name]} conflicts with {requirement}")
+                needed.setdefault(name, set()).add(target)
+                for extra in ("", *sorted(requirement.extras)):
+                    if (name, extra, target) in seen:
                         continue
-                    requirement = Requirement(line.partition(":")[2].strip())
-                    marker: Marker | None = requirement.marker
-                    if marker is not None and any(key in str(marker) for key in platform_keys):
-                        # One lock serves every target: that needs platform-free markers.
-                        sys.exit(f"bundle_server: {name} has a platform marker: {requirement}")
-                    if marker is None or marker.evaluate(environment):
-                        requirement.marker = None
-                        wanted.append(requirement)
-    return pins
+                    seen.add((name, extra, target))
+                    for dependency in requires[name]:
+                        marker = dependency.marker
+                        if marker is None or marker.evaluate(environment(python, target, extra)):
+                            following.append((dependency, target))
+            wanted = following
+    return {name: (pins[name], frozenset(need)) for name, need in needed.items()}
+
+
+def targets_marker(targets: frozenset[str], python: str) -> str | None:
+    """A marker that holds on exactly these VSIX targets (None: on all of them)."""
+    if targets == set(TARGETS):
+        return None
+    clauses = []
+    for system in sorted({platform_markers(target)["sys_platform"] for target in targets}):
+        same = {target for target in TARGETS if platform_markers(target)["sys_platform"] == system}
+        if same <= targets:
+            clauses.append(f'sys_platform == "{system}"')
+            continue
+        for machine in sorted(
+            {platform_markers(target)["platform_machine"] for target in targets & same}
+        ):
+            clauses.append(f'(sys_platform == "{system}" and platform_machine == "{machine}")')
+    marker = " or ".join(clauses) if len(clauses) > 1 else clauses[0].strip("()")
+    wrong = [
+        target for target in TARGETS if marker_holds(marker, python, target) != (target in targets)
+    ]
+    if wrong:
+        sys.exit(f"bundle_server: no marker holds on exactly {sorted(targets)} (wrong on {wrong})")
+    return marker
 
 
 def wheel_metadata(wheel: Path) -> str:
@@ -264,33 +386,57 @@ def pypi_files(name: str) -> list[dict[str, Any]]:
     return files
 
 
+def runs_on(filename: str, python: str) -> bool:
+    """Whether a wheel (by its file name) can run on this CPython version."""
+    py, abi, _ = wheel_tags(filename)
+    if abi == "none":
+        return any(p in {"py3", "py2"} or p == tag(python) for p in py.split("."))
+    if abi == "abi3":
+        minor = int(python.split(".")[1])
+        return py.startswith("cp3") and int(py[3:]) <= minor
+    return abi == tag(python)
+
+
 def wheel_hashes(name: str, version: str, python: str) -> list[str]:
     """sha256 of every wheel on PyPI of name==version that can run on this CPython."""
-    minor = int(python.split(".")[1])
-    digests = []
-    for file in pypi_files(name):
-        filename = str(file["filename"])
-        if not filename.endswith(".whl") or wheel_name_version(filename) != (name, version):
-            continue
-        py, abi, _ = wheel_tags(filename)
-        runs = abi == "none" and any(p in {"py3", "py2"} or p == tag(python) for p in py.split("."))
-        runs = runs or abi == tag(python)
-        runs = runs or (abi == "abi3" and py.startswith("cp3") and int(py[3:]) <= minor)
-        if runs:
-            digests.append(str(file["hashes"]["sha256"]))
+    digests = [
+        str(file["hashes"]["sha256"])
+        for file in pypi_files(name)
+        if str(file["filename"]).endswith(".whl")
+        and wheel_name_version(str(file["filename"])) == (name, version)
+        and runs_on(str(file["filename"]), python)
+    ]
     if not digests:
         sys.exit(f"bundle_server: PyPI has no wheel of {name}=={version} for CPython {python}")
     return sorted(digests)
 
 
-def locked_pins(locked: Path) -> set[tuple[str, str]]:
-    """The (name, version) pairs a lock file pins."""
-    pins = set()
-    for line in locked.read_text(encoding="utf-8").splitlines():
-        if line and not line.startswith((" ", "#")):
-            name, _, version = line.split(" ")[0].partition("==")
-            pins.add((normalize(name), version))
-    return pins
+def has_wheel(name: str, version: str, python: str, target: str) -> bool:
+    """Whether PyPI has a wheel of name==version for this CPython version on this target."""
+    for file in pypi_files(name):
+        filename = str(file["filename"])
+        if filename.endswith(".whl") and wheel_name_version(filename) == (name, version):
+            platforms = wheel_tags(filename)[2].split(".")
+            fits = "any" in platforms or any(p in TARGETS[target] for p in platforms)
+            if fits and runs_on(filename, python):
+                return True
+    return False
+
+
+def locked(python: str, target: str) -> list[tuple[str, str, list[str]]]:
+    """(name, version, sha256 hashes) of each package the lock of this CPython version
+    pins for this target (a package whose marker does not hold there is left out)."""
+    entries = []
+    text = (LOCKS / f"{tag(python)}.txt").read_text(encoding="utf-8")
+    for block in re.split(r"\n(?=\S)", text):
+        if not block.strip() or block.startswith("#"):
+            continue
+        requirement, _, marker = block.split("\\", 1)[0].partition(";")
+        name, _, version = requirement.strip().partition("==")
+        if marker.strip() and not marker_holds(marker.strip(), python, target):
+            continue
+        entries.append((normalize(name), version, re.findall(r"--hash=sha256:(\w+)", block)))
+    return entries
 
 
 def download(target: str) -> dict[str, list[Path]]:
@@ -298,11 +444,23 @@ def download(target: str) -> dict[str, list[Path]]:
     wheels: dict[str, list[Path]] = {}
 
     def one(python: str) -> tuple[str, list[Path]]:
-        locked = LOCKS / f"{tag(python)}.txt"
+        entries = locked(python, target)
         dest = CACHE / target / tag(python)
         dest.mkdir(parents=True, exist_ok=True)
-        pip_download(python, target, dest, ["--no-deps", "--require-hashes", "-r", str(locked)])
-        pins = locked_pins(locked)
+        # pip would evaluate the lock's markers for this machine: hand it this target's pins.
+        with tempfile.TemporaryDirectory() as scratch:
+            requirements = Path(scratch) / "requirements.txt"
+            requirements.write_text(
+                "".join(
+                    f"{name}=={version} {' '.join(f'--hash=sha256:{h}' for h in hashes)}\n"
+                    for name, version, hashes in entries
+                ),
+                encoding="utf-8",
+            )
+            pip_download(
+                python, target, dest, ["--no-deps", "--require-hashes", "-r", str(requirements)]
+            )
+        pins = {(name, version) for name, version, _ in entries}
         # The cache may hold older downloads too: take only the locked ones.
         found = [path for path in dest.glob("*.whl") if wheel_name_version(path.name) in pins]
         chosen: dict[tuple[str, str], Path] = {}
@@ -330,6 +488,8 @@ def unpack(wheel: Path, dest: Path) -> None:
                 parts = parts[2:]
             if member.is_dir() or "__pycache__" in parts or ".." in parts:
                 continue
+            if parts[0] in LEFT_OUT.get(wheel_name_version(wheel.name)[0], ()):
+                continue
             target = dest.joinpath(*parts)
             target.parent.mkdir(parents=True, exist_ok=True)
             with archive.open(member) as source, target.open("wb") as out:
@@ -339,46 +499,96 @@ def unpack(wheel: Path, dest: Path) -> None:
                 target.chmod(0o755)
 
 
-def build(target: str) -> None:
-    """Fill bundled/libs for the target: memory_ls and the locked wheels, unpacked."""
+def shared_folder(tags: list[str]) -> str:
+    """The folder of a wheel several versions share: common, cp311-cp314, or cp310+cp312."""
+    every = [tag(python) for python in PYTHONS]
+    if tags == every:
+        return "common"
+    if len(tags) > 1 and every[every.index(tags[0]) : every.index(tags[0]) + len(tags)] == tags:
+        return f"{tags[0]}-{tags[-1]}"
+    return "+".join(tags)
+
+
+def oldest_abi3(wheels: dict[str, list[Path]]) -> dict[str, list[Path]]:
+    """The wheels, with each abi3 release taken in its build for the oldest CPython: an abi3
+    wheel runs on every later one, so one copy serves every version (cryptography ships
+    cp39-abi3 and cp311-abi3, which pip picks for 3.10 and for 3.11+). Each lock has the
+    hashes of both (wheel_hashes), and pip checked this one against the oldest version's."""
+
+    def oldest_python(path: Path) -> int:
+        return min(int(python[3:]) for python in wheel_tags(path.name)[0].split("."))
+
+    oldest: dict[tuple[str, str], Path] = {}
+    for paths in wheels.values():
+        for path in paths:
+            key = wheel_name_version(path.name)
+            if wheel_tags(path.name)[1] == "abi3" and (
+                key not in oldest or oldest_python(path) < oldest_python(oldest[key])
+            ):
+                oldest[key] = path
+    return {
+        python: [oldest.get(wheel_name_version(path.name), path) for path in paths]
+        for python, paths in wheels.items()
+    }
+
+
+def build(target: str, libs: Path = LIBS) -> None:
+    """Fill bundled/libs (or `libs`) for the target: memory_ls and the locked wheels, unpacked."""
     version = package_version()
     if extension_version() != version:
         sys.exit(
             f"bundle_server: package.json says {extension_version()} and memory_ls "
             f"{version}; they must be the same version"
         )
-    wheels = download(target)
-    # A wheel every version uses that runs on all of them is unpacked once, into common/.
-    everywhere = set.intersection(*({path.name for path in paths} for paths in wheels.values()))
-    shared = {name for name in everywhere if wheel_tags(name)[1] in {"none", "abi3"}}
-    if LIBS.exists():
-        shutil.rmtree(LIBS)
-    common = LIBS / "common"
-    for name in sorted(shared):
-        unpack(next(path for path in wheels[PYTHONS[0]] if path.name == name), common)
-    packages: dict[str, dict[str, str]] = {}
+    wheels = oldest_abi3(download(target))
+    # Each wheel is unpacked once: a wheel that runs on every version (pure Python or
+    # abi3) into the folder of the versions that use it, common/ when all do (a newer
+    # release that dropped 3.10 goes into cp311-cp314/); any other into cpXY/.
+    users: dict[str, list[str]] = {}
+    where: dict[str, Path] = {}
     for python, paths in wheels.items():
         for path in paths:
-            if path.name not in shared:
-                unpack(path, LIBS / tag(python))
-        packages[tag(python)] = dict(wheel_name_version(path.name) for path in paths)
+            users.setdefault(path.name, []).append(tag(python))
+            where.setdefault(path.name, path)
+    if libs.exists():
+        shutil.rmtree(libs)
+    search: dict[str, set[str]] = {tag(python): {tag(python)} for python in PYTHONS}
+    for name, tags in sorted(users.items()):
+        if wheel_tags(name)[1] in {"none", "abi3"}:
+            unpack(where[name], libs / shared_folder(tags))
+            for user in tags:
+                search[user].add(shared_folder(tags))
+        else:
+            for user in tags:
+                unpack(where[name], libs / user)
+    common = libs / "common"
     shutil.copytree(
         ROOT / "server" / "memory_ls",
         common / "memory_ls",
         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
     )
+    packages = {
+        tag(python): dict(wheel_name_version(path.name) for path in paths)
+        for python, paths in wheels.items()
+    }
+    # The launcher's search path for each version: its own folder first, common/ last.
+    search_paths = {
+        version: sorted(folders | {"common"}, key=lambda f: (f == "common", f != version, f))
+        for version, folders in search.items()
+    }
     manifest = {
         "version": version,
         "target": target,
         "pythons": [tag(python) for python in PYTHONS],
         "native": list(NATIVE),
+        "paths": search_paths,
         "packages": packages,
     }
-    (LIBS / "bundle.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    size = sum(path.stat().st_size for path in LIBS.rglob("*") if path.is_file())
+    (libs / "bundle.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    size = sum(path.stat().st_size for path in libs.rglob("*") if path.is_file())
     print(
         f"bundled memory-ls {version} for {target}, CPython {', '.join(PYTHONS)}: "
-        f"{size / 1e6:.1f} MB in {LIBS.relative_to(ROOT)}"
+        f"{size / 1e6:.1f} MB in {libs}"
     )
 
 
@@ -388,12 +598,15 @@ def main() -> None:
     commands = parser.add_subparsers(dest="command", required=True)
     build_parser = commands.add_parser("build", help="fill client-vscode/bundled/libs")
     build_parser.add_argument("--target", choices=sorted(TARGETS), help="default: this machine")
+    build_parser.add_argument(
+        "--out", type=Path, default=LIBS, help="another folder than bundled/libs (tests)"
+    )
     commands.add_parser("lock", help="write the lock files again from pyproject.toml")
     args = parser.parse_args()
     if args.command == "lock":
         lock()
     else:
-        build(args.target or host_target())
+        build(args.target or host_target(), args.out.resolve())
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ import memory_ls
 
 REPO = Path(__file__).resolve().parents[2]
 LOCKS = REPO / "client-vscode" / "bundled" / "requirements"
+sys.path.insert(0, str(REPO / "client-vscode" / "scripts"))
+import bundle_server  # noqa: E402
 
 
 def runtime_dependencies() -> list[Requirement]:
@@ -41,43 +43,36 @@ def test_the_package_and_the_extension_have_one_version() -> None:
     assert importlib.metadata.version("memory-ls") == memory_ls.__version__
 
 
-def locked(path: Path) -> dict[str, str]:
-    """The name -> version pins of a bundle lock file."""
-    pins = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line and not line.startswith((" ", "#")):
-            name, _, version = line.split(" ")[0].partition("==")
-            pins[canonicalize_name(name)] = version
-    return pins
-
-
-def test_the_bundle_locks_pin_every_runtime_dependency() -> None:
-    """Each CPython's lock satisfies pyproject's dependencies, the MCP SDK's included: the
-    VSIX alone runs `memory-ls mcp`."""
+def test_the_bundle_locks_pin_every_runtime_dependency_on_every_target() -> None:
+    """Each CPython's lock satisfies pyproject's dependencies, the MCP SDK's included (the
+    VSIX alone runs `memory-ls mcp`), with one version of each package per VSIX target."""
     dependencies = runtime_dependencies()
     assert len(dependencies) >= 10
     locks = sorted(LOCKS.glob("cp3*.txt"))
     assert [path.stem for path in locks] == ["cp310", "cp311", "cp312", "cp313", "cp314"]
     for path in locks:
-        pins = locked(path)
         python = f"3.{path.stem[3:]}"
-        for requirement in dependencies:
-            name = canonicalize_name(requirement.name)
-            marker = requirement.marker
-            if marker is not None and not marker.evaluate({"python_version": python}):
-                continue
-            assert name in pins, f"{path.name} does not pin {name}"
-            assert requirement.specifier.contains(pins[name], prereleases=True), (
-                f"{path.name}: {name}=={pins[name]} does not satisfy {requirement}"
-            )
-        assert {"mcp", "pydantic", "pydantic-core", "starlette", "uvicorn"} <= set(pins)
-        # Every pin is hash-checked when the VSIX is built.
         text = path.read_text(encoding="utf-8")
+        # Every pin is hash-checked when the VSIX is built.
         pinned = re.findall(r"^\S+==", text, re.MULTILINE)
-        assert len(pinned) == len(pins) <= text.count("--hash=sha256:")
-        # A pin some platforms need only says which (pywin32: Windows).
-        markers = re.findall(r"^(\S+)==\S+ ; (.*) \\$", text, re.MULTILINE)
-        assert markers == [("pywin32", 'sys_platform == "win32"')], markers
+        assert 0 < len(pinned) <= text.count("--hash=sha256:")
+        for target in bundle_server.TARGETS:
+            entries = bundle_server.locked(python, target)
+            pins = {canonicalize_name(name): version for name, version, _ in entries}
+            assert len(pins) == len(entries), f"{path.name}: a package twice on {target}"
+            assert all(hashes for _, _, hashes in entries)
+            for requirement in dependencies:
+                name = canonicalize_name(requirement.name)
+                marker = requirement.marker
+                if marker is not None and not marker.evaluate({"python_version": python}):
+                    continue
+                assert name in pins, f"{path.name} does not pin {name} for {target}"
+                assert requirement.specifier.contains(pins[name], prereleases=True), (
+                    f"{path.name}: {name}=={pins[name]} does not satisfy {requirement}"
+                )
+            assert {"mcp", "pydantic", "pydantic-core", "starlette", "uvicorn"} <= set(pins)
+            # The MCP SDK's stdio server imports pywin32 on Windows, and only there.
+            assert ("pywin32" in pins) == target.startswith("win32"), target
 
 
 @pytest.fixture(scope="module")

@@ -2,8 +2,10 @@
 `python -I server.py --cli ARGS` runs its command line (`memory-ls ARGS`) instead.
 
 The libraries are in ../libs (see client-vscode/scripts/bundle_server.py): `common/` for
-every supported CPython, `cpXY/` for one version; both go first on sys.path, so the
-interpreter needs nothing installed. An interpreter the bundle has no libraries for
+every supported CPython, `cpXY/` for one version, `cpXY-cpZW/` for a few; the folders
+bundle.json lists for this version go first on sys.path (their .pth files are read, as
+site-packages' are), so the interpreter needs nothing installed: the language server and
+`--cli mcp` run on the standard library alone. An interpreter the bundle has no libraries for
 exits with UNSUPPORTED and a JSON description of itself on stdout; `--check` imports
 the server and the native modules, prints the same description with the server's
 version and exits 0.
@@ -32,6 +34,20 @@ def describe() -> "dict[str, object]":
     }
 
 
+def read_path_files(folders: "list[str]") -> None:
+    """Read the folders' .pth files as site-packages' are read (pywin32's puts its win32
+    folders on the path and readies its DLLs); what they add goes right after them."""
+    if not any(name.endswith(".pth") for folder in folders for name in os.listdir(folder)):
+        return
+    import site
+
+    before = list(sys.path)
+    for folder in folders:
+        site.addsitedir(folder)
+    added = [entry for entry in sys.path if entry not in before]
+    sys.path[:] = before[: len(folders)] + added + before[len(folders) :]
+
+
 def main(argv: "list[str]") -> int:
     """Check the interpreter, put the bundled libraries on the path and run the server."""
     with open(os.path.join(LIBS, "bundle.json"), encoding="utf-8") as file:
@@ -42,7 +58,9 @@ def main(argv: "list[str]") -> int:
         info["supported"] = bundle["pythons"]
         print(json.dumps(info))
         return UNSUPPORTED
-    sys.path[0:0] = [os.path.join(LIBS, tag), os.path.join(LIBS, "common")]
+    folders = [os.path.join(LIBS, folder) for folder in bundle["paths"][tag]]
+    sys.path[0:0] = folders
+    read_path_files(folders)
     if argv[:1] == ["--check"]:
         import importlib
 
