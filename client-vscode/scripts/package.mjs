@@ -2,8 +2,11 @@
 // and its libraries for that platform (bundle_server.py), then `vsce package --target`.
 //   node client-vscode/scripts/package.mjs [--target linux-x64]
 // Writes client-vscode/dist/memory-ls-<target>.vsix and prints its path on the last line.
-//   MEMORY_LS_BUILD_PYTHON  Python 3.11+ with pip for bundle_server.py
+//   MEMORY_LS_BUILD_PYTHON  Python 3.10+ with pip for bundle_server.py (it needs nothing else)
 //                           (default <repo>/.venv/bin/python when it exists, else python3)
+// The settings schema's check (scripts/settings_schema.py --check) imports the server's
+// settings, so it needs the server's libraries: it runs in the Python tests
+// (tests/packaging/test_settings_schema.py), not here.
 import { execFileSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -30,13 +33,6 @@ const python = process.env.MEMORY_LS_BUILD_PYTHON || (existsSync(venvPython) ? v
 const vsce = join(repo, "node_modules", ".bin", process.platform === "win32" ? "vsce.cmd" : "vsce");
 const vsix = join(repo, "client-vscode", "dist", `memory-ls-${target}.vsix`);
 
-// The settings schema must list every diagnostic code and setting the server has.
-console.log("+ settings_schema.py --check");
-execFileSync(python, [join(repo, "client-vscode", "scripts", "settings_schema.py"), "--check"], {
-  cwd: repo,
-  stdio: "inherit",
-  env: { ...process.env, PYTHONPATH: join(repo, "server") },
-});
 run(process.execPath, [join(repo, "client-vscode", "scripts", "build.mjs"), "--production"]);
 run(python, [join(repo, "client-vscode", "scripts", "bundle_server.py"), "build", "--target", target]);
 run(vsce, [

@@ -9,7 +9,9 @@ is brought up to date); a new code gets one from DESCRIPTIONS, else a plain one.
     python client-vscode/scripts/settings_schema.py           # rewrite package.json
     python client-vscode/scripts/settings_schema.py --check   # exit 1 when it is stale
 
-`npm run package` runs the check; tests/packaging/test_settings_schema.py does too.
+tests/packaging/test_settings_schema.py runs the check (`python3 tasks.py test`). It needs
+the server's libraries (cattrs, attrs), so `npm run package`, which needs only a bare
+Python with pip, does not run it.
 """
 
 from __future__ import annotations
