@@ -59,8 +59,8 @@ DESCRIPTIONS = {
 # Settings whose values are one of a Literal's choices (null too where the setting can be unset).
 ENUMS: dict[str, tuple[Any, ...]] = {
     "layout": (*get_args(LayoutName), None),
-    "diagnosticsScope": get_args(DiagnosticsScope),
-    "secrets": get_args(SecretsPolicy),
+    "diagnosticsScope": (*get_args(DiagnosticsScope), None),
+    "secrets": (*get_args(SecretsPolicy), None),
 }
 
 _DEFAULT = re.compile(r"\bdefault (error|warning|information|hint|off)\b")

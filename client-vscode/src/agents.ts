@@ -1,7 +1,10 @@
 // The editor's agents and terminal use memory-ls too: `memory-ls mcp` (the bundled
-// server, each served workspace folder with its settings) is offered to VS Code's MCP
-// clients through the MCP server definition API (VS Code 1.101 and later; feature-
-// detected), and a `memory-ls` launcher is put first on the integrated terminal's PATH.
+// server, for each served workspace folder) is offered to VS Code's MCP clients through
+// the MCP server definition API (VS Code 1.101 and later; feature-detected), and a
+// `memory-ls` launcher is put first on the integrated terminal's PATH. Both read the
+// project file (memory-ls.toml) themselves: the MCP server gets flags only for the
+// editor settings the user set, so that it sees the language server's store; the
+// terminal's command gets none, as in any other shell.
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -49,7 +52,12 @@ export interface McpServerLaunch {
   cwd: string;
 }
 
-/** `memory-ls mcp` for every served workspace folder, as the language servers are configured. */
+/**
+ * `memory-ls mcp` for every served workspace folder, as the language servers are
+ * configured: `--root` the folder (the server finds the project file from there) and a
+ * flag for each store setting the user set in the editor (none for those left unset,
+ * which the project file decides).
+ */
 export async function mcpLaunches(servers: MemoryServers, extensionPath: string): Promise<McpServerLaunch[]> {
   const { choice } = await findInterpreter();
   const launcher = launcherPath(extensionPath);

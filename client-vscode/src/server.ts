@@ -14,7 +14,7 @@ import {
 import { findInterpreter, onPythonExtensionChange, openPythonSetting, probe, workspaceRoot } from "./interpreter";
 import type { CommandName, Commands } from "./protocol";
 import { launcherPath, serverCommand, type Action, type StartProblem } from "./python";
-import { SERVER_KEYS, toServerSettings, type ServerSettings } from "./settings";
+import { explicitSection, toServerSettings, type ServerSettings } from "./settings";
 
 export type ServerState =
   | { kind: "starting" }
@@ -32,14 +32,14 @@ export class ServerCommandError extends Error {
   }
 }
 
-/** The `memoryLs` settings the server of a workspace folder should see now. */
+/**
+ * The `memoryLs` settings the server of a workspace folder should see now: those the
+ * user set, at any level. A setting left unset is left out, so that the project file
+ * (memory-ls.toml) decides it; the manifest's defaults are never sent.
+ */
 export function currentServerSettings(folder: vscode.WorkspaceFolder | undefined = workspaceRoot()): ServerSettings {
   const config = vscode.workspace.getConfiguration("memoryLs", folder);
-  const section: Record<string, unknown> = {};
-  for (const key of SERVER_KEYS) {
-    section[key] = config.get(key);
-  }
-  return toServerSettings(section);
+  return toServerSettings(explicitSection((key) => config.inspect(key)));
 }
 
 /** Whether VS Code's built-in Markdown support (which outlines headings) is there. */
@@ -164,7 +164,9 @@ export class MemoryServer implements vscode.Disposable {
     const clientOptions: LanguageClientOptions = {
       documentSelector: this.role.documentSelector,
       ...(folder !== undefined ? { workspaceFolder: folder } : {}),
-      initializationOptions: currentServerSettings(folder),
+      // No initializationOptions: the server pulls the settings (workspace/configuration,
+      // answered below) before it indexes anything, and a snapshot sent at start would
+      // keep applying a setting the user removes later, over the project file.
       outputChannel: this.output,
       traceOutputChannel: this.output,
       middleware: {
@@ -199,14 +201,15 @@ export class MemoryServer implements vscode.Disposable {
             (chunk) => resultReporter(chunk && { items: chunk.items.filter((item) => this.role.owns(item.uri)) }),
           ),
         workspace: {
-          // Answer workspace/configuration with the server's keys only.
+          // Answer workspace/configuration with the server's keys the user set (not
+          // the manifest's defaults, which would override the project file).
           configuration: async (params, token, next) => {
             const answer = await next(params, token);
             if (!Array.isArray(answer)) {
               return answer;
             }
             return answer.map((section, index) =>
-              params.items[index]?.section === "memoryLs" ? toServerSettings(section) : section,
+              params.items[index]?.section === "memoryLs" ? currentServerSettings(this.folder) : section,
             );
           },
         },

@@ -56,7 +56,11 @@ export function toServerSettings(section: unknown): ServerSettings {
         (entry: unknown) => !unset(entry) && !(isRecord(entry) && unset(entry["path"])),
       );
     } else if (key === "diagnostics" && isRecord(value)) {
-      result[key] = Object.fromEntries(Object.entries(value).filter(([, severity]) => !unset(severity)));
+      const severities = Object.entries(value).filter(([, severity]) => !unset(severity));
+      // No severity set is no setting: an empty object would hide the project file's.
+      if (severities.length > 0) {
+        result[key] = Object.fromEntries(severities);
+      }
     } else if (typeof value === "string") {
       result[key] = value.trim();
     } else {
@@ -64,6 +68,53 @@ export function toServerSettings(section: unknown): ServerSettings {
     }
   }
   return result;
+}
+
+/** What VS Code's `WorkspaceConfiguration.inspect` says of one setting (the levels we read). */
+export interface Inspection {
+  defaultValue?: unknown;
+  globalValue?: unknown;
+  workspaceValue?: unknown;
+  workspaceFolderValue?: unknown;
+}
+
+/**
+ * The `memoryLs` section as the user set it: each server key at its most specific level
+ * (folder over workspace over user), never the manifest's default. A setting left unset
+ * must not reach the server, where it would override the project file (SPEC 3.6).
+ * Object settings (`diagnostics`) merge across levels, as VS Code's `get` merges them.
+ */
+export function explicitSection(inspect: (key: ServerKey) => Inspection | undefined): Record<string, unknown> {
+  const section: Record<string, unknown> = {};
+  for (const key of SERVER_KEYS) {
+    const inspection = inspect(key);
+    if (inspection === undefined) {
+      continue;
+    }
+    const levels = [inspection.globalValue, inspection.workspaceValue, inspection.workspaceFolderValue].filter(
+      (value) => value !== undefined,
+    );
+    if (levels.length === 0) {
+      continue;
+    }
+    section[key] = levels.every(isRecord)
+      ? Object.assign({}, ...(levels as Record<string, unknown>[]))
+      : levels[levels.length - 1];
+  }
+  return section;
+}
+
+/**
+ * The server keys set in the workspace (`.vscode/settings.json`, the workspace file or
+ * the folder's settings), not only in the user's own settings: the repository's store,
+ * which a project file should hold for every surface and every teammate.
+ */
+export function workspaceKeys(inspect: (key: ServerKey) => Inspection | undefined): ServerKey[] {
+  return SERVER_KEYS.filter((key) => {
+    const inspection = inspect(key);
+    const values = [inspection?.workspaceValue, inspection?.workspaceFolderValue];
+    return values.some((value) => Object.keys(toServerSettings({ [key]: value })).length > 0);
+  });
 }
 
 /** `additionalFolders` entries in one shape (string form `path:ro`, or `{path, readOnly}`). */

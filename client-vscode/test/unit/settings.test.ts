@@ -4,12 +4,16 @@ import { describe, it } from "node:test";
 import {
   cliFlags,
   effectiveLayout,
+  explicitSection,
   folderEntries,
   memoryFolders,
   resolveFolder,
   SERVER_KEYS,
   toServerSettings,
+  workspaceKeys,
   type Environment,
+  type Inspection,
+  type ServerKey,
 } from "../../src/settings";
 
 function environment(directories: string[] = [], env: Record<string, string> = {}): Environment {
@@ -57,6 +61,11 @@ describe("toServerSettings", () => {
     assert.equal("primaryFolder" in result, false);
   });
 
+  it("leaves out a diagnostics object that sets no severity (it would hide the project file's)", () => {
+    assert.deepEqual(toServerSettings({ diagnostics: {} }), {});
+    assert.deepEqual(toServerSettings({ diagnostics: { "broken-link": null } }), {});
+  });
+
   it("trims strings and keeps wrong types for the server to report", () => {
     assert.deepEqual(toServerSettings({ primaryFolder: "  notes/ ", maxMemoryBytes: "big", layout: 7 }), {
       primaryFolder: "notes/",
@@ -82,6 +91,78 @@ describe("toServerSettings", () => {
       "primaryFolder",
       "secrets",
     ]);
+  });
+});
+
+/** VS Code's `inspect` over a table of levels; the manifest's defaults as package.json has them. */
+function inspector(levels: Partial<Record<ServerKey, Inspection>>): (key: ServerKey) => Inspection {
+  const defaults: Record<ServerKey, unknown> = {
+    layout: null,
+    primaryFolder: null,
+    additionalFolders: null,
+    globalFolder: null,
+    maxMemoryBytes: null,
+    diagnostics: {},
+    diagnosticsScope: null,
+    secrets: null,
+  };
+  return (key) => ({ defaultValue: defaults[key], ...levels[key] });
+}
+
+describe("explicitSection", () => {
+  it("sends only what the user set, never the manifest's defaults", () => {
+    assert.deepEqual(toServerSettings(explicitSection(inspector({}))), {});
+    // Even a manifest whose defaults are values (as it had: 524288, refuse, workspace, []).
+    const old = (key: ServerKey): Inspection => ({
+      defaultValue: { maxMemoryBytes: 524288, secrets: "refuse", diagnosticsScope: "workspace", additionalFolders: [] }[
+        key as string
+      ],
+    });
+    assert.deepEqual(toServerSettings(explicitSection(old)), {});
+  });
+
+  it("takes the most specific level: folder over workspace over user", () => {
+    const section = explicitSection(
+      inspector({
+        maxMemoryBytes: { globalValue: 1000, workspaceValue: 2000 },
+        additionalFolders: { workspaceValue: ["a"], workspaceFolderValue: ["b:ro"] },
+        secrets: { globalValue: "warn" },
+        layout: { workspaceValue: null },
+      }),
+    );
+    assert.deepEqual(toServerSettings(section), { maxMemoryBytes: 2000, additionalFolders: ["b:ro"], secrets: "warn" });
+  });
+
+  it("merges the diagnostics objects of the levels, as VS Code does", () => {
+    const section = explicitSection(
+      inspector({
+        diagnostics: { globalValue: { "broken-link": "off", shadowed: "hint" }, workspaceValue: { shadowed: "error" } },
+      }),
+    );
+    assert.deepEqual(section, { diagnostics: { "broken-link": "off", shadowed: "error" } });
+  });
+
+  it("keeps an additionalFolders list the user emptied (no additional folders)", () => {
+    assert.deepEqual(toServerSettings(explicitSection(inspector({ additionalFolders: { workspaceValue: [] } }))), {
+      additionalFolders: [],
+    });
+  });
+});
+
+describe("workspaceKeys", () => {
+  it("names the store settings set in the workspace or folder, not the user's own", () => {
+    assert.deepEqual(
+      workspaceKeys(
+        inspector({
+          globalFolder: { globalValue: "~/g" },
+          additionalFolders: { workspaceValue: ["shared/spec"] },
+          maxMemoryBytes: { workspaceFolderValue: 4096 },
+          primaryFolder: { workspaceValue: "  " },
+          diagnostics: { workspaceValue: {} },
+        }),
+      ),
+      ["additionalFolders", "maxMemoryBytes"],
+    );
   });
 });
 
