@@ -3,9 +3,18 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as vscode from "vscode";
-import type { MemoryInfo } from "./protocol";
+import { resolvedStoreSettings } from "./projectConfig";
+import type { ConfigurationResult, MemoryInfo } from "./protocol";
 import { currentServerSettings, errorText, type MemoryServer } from "./server";
-import { memoryFolders } from "./settings";
+import { memoryFolders, type Environment } from "./settings";
+
+function isDirectory(candidate: string): boolean {
+  try {
+    return fs.statSync(candidate).isDirectory();
+  } catch {
+    return false;
+  }
+}
 
 const RELOAD_DELAY_MS = 250;
 // After a settings change the server re-reads its configuration first (it pulls it).
@@ -17,6 +26,8 @@ export class MemoryCatalog implements vscode.Disposable {
   private timer: NodeJS.Timeout | undefined;
   private watchers: vscode.FileSystemWatcher[] = [];
   private watched = "";
+  // The store's folders as the server resolved them (the project file's too).
+  private storeFolders: string[] = [];
   private readonly changeEmitter = new vscode.EventEmitter<void>();
   private readonly disposables: vscode.Disposable[] = [];
   /** Fires after each reload (the memories may or may not differ). */
@@ -74,24 +85,27 @@ export class MemoryCatalog implements vscode.Disposable {
     this.changeEmitter.fire();
   }
 
-  /** Watch the configured memory folders and those the list shows. */
+  /** The folders of the server's configuration in effect (`memory.configuration`), to watch. */
+  setStoreFolders(configuration: Pick<ConfigurationResult, "settings" | "root">): void {
+    const environment: Environment = { root: configuration.root, home: os.homedir(), env: process.env, isDirectory };
+    this.storeFolders = memoryFolders(resolvedStoreSettings(configuration), environment).map(
+      (memoryFolder) => memoryFolder.path,
+    );
+    this.watch();
+  }
+
+  /** Watch the configured memory folders, the server's, and those the list shows. */
   private watch(): void {
     const folder = this.server.folder;
     const root = folder?.uri.scheme === "file" ? folder.uri.fsPath : process.cwd();
     const paths = new Set(
-      memoryFolders(currentServerSettings(folder), {
-        root,
-        home: os.homedir(),
-        env: process.env,
-        isDirectory: (candidate) => {
-          try {
-            return fs.statSync(candidate).isDirectory();
-          } catch {
-            return false;
-          }
-        },
-      }).map((memoryFolder) => memoryFolder.path),
+      memoryFolders(currentServerSettings(folder), { root, home: os.homedir(), env: process.env, isDirectory }).map(
+        (memoryFolder) => memoryFolder.path,
+      ),
     );
+    for (const storeFolder of this.storeFolders) {
+      paths.add(storeFolder);
+    }
     for (const memory of this.current) {
       paths.add(memory.folder);
     }

@@ -4,6 +4,7 @@ import * as vscode from "vscode";
 import { registerMcpServers, registerTerminalCommand } from "./agents";
 import { registerChangesView } from "./changesView";
 import { registerCommands } from "./commands";
+import { registerConfiguration } from "./configuration";
 import { registerGraph } from "./graph";
 import { registerLinks } from "./links";
 import { MemoryServers } from "./servers";
@@ -22,6 +23,7 @@ export function activate(context: vscode.ExtensionContext): ReturnType<typeof re
     new MemoryStatus(servers),
   );
   registerCommands(context, servers);
+  registerConfiguration(context, servers);
   registerChangesView(context, servers);
   registerGraph(context, servers);
   const running = servers;

@@ -198,6 +198,43 @@ export interface LinksResult {
   linksTo: LinkTarget[];
 }
 
+/** A setting in effect: its value and where it came from ("default", the project file,
+ * "initializationOptions", "workspace configuration (memoryLs)", the flags). */
+export interface ResolvedSetting {
+  value: unknown;
+  source: string;
+}
+/** An editor setting that sets a key the project file sets too, to another value. */
+export interface SettingOverride {
+  /** camelCase, as the editor's setting is named (`additionalFolders`). */
+  key: string;
+  source: string;
+  value: unknown;
+}
+/** `memory.configuration`: the configuration in effect and where each value came from. */
+export interface ConfigurationResult {
+  /** The project file in effect (memory-ls.toml, .memory-ls.toml, pyproject.toml), or null. */
+  projectFile: string | null;
+  /** The store's root (the project file's directory, else the workspace folder). */
+  root: string;
+  /** What is wrong with the project file on disk (the last good one stays in effect). */
+  problem: string | null;
+  /** By the project file's key names (`additional-folders`, `diagnostics.<code>`). */
+  settings: Record<string, ResolvedSetting>;
+  /** The camelCase keys the editor's settings set. */
+  editorKeys: string[];
+  overrides: SettingOverride[];
+}
+export interface WriteProjectFileArgs {
+  /** Rewrite an existing project file (its comments are lost). */
+  replace?: boolean;
+}
+export interface WriteProjectFileResult {
+  path: string;
+  replaced: boolean;
+  content: string;
+}
+
 /** Each server command with its argument and result types. */
 export interface Commands {
   "memory.save": [SaveArgs, SaveResult];
@@ -210,5 +247,7 @@ export interface Commands {
   "memory.about": [AboutArgs, AboutResult];
   "memory.changes": [ChangesArgs, ChangesResult];
   "memory.links": [LinksArgs, LinksResult];
+  "memory.configuration": [Record<string, never>, ConfigurationResult];
+  "memory.writeProjectFile": [WriteProjectFileArgs, WriteProjectFileResult];
 }
 export type CommandName = keyof Commands;

@@ -89,6 +89,9 @@ export class MemoryServer implements vscode.Disposable {
   private readonly notificationListeners = new Map<string, Set<(params: unknown) => void>>();
   /** Fires whenever the server starts, stops or fails to start. */
   readonly onDidChangeState = this.stateEmitter.event;
+  private readonly configurationEmitter = new vscode.EventEmitter<void>();
+  /** Fires when the server was sent its settings (it asks at start and after each change). */
+  readonly onDidSendSettings = this.configurationEmitter.event;
 
   /**
    * `extensionPath`: where the VSIX is installed; the bundled server is in it.
@@ -105,6 +108,7 @@ export class MemoryServer implements vscode.Disposable {
     this.disposables.push(
       this.output,
       this.stateEmitter,
+      this.configurationEmitter,
       vscode.workspace.onDidChangeConfiguration((event) => {
         if (event.affectsConfiguration("memoryLs.server", this.folder)) {
           void this.restart();
@@ -208,9 +212,11 @@ export class MemoryServer implements vscode.Disposable {
             if (!Array.isArray(answer)) {
               return answer;
             }
-            return answer.map((section, index) =>
+            const sections = answer.map((section, index) =>
               params.items[index]?.section === "memoryLs" ? currentServerSettings(this.folder) : section,
             );
+            this.configurationEmitter.fire();
+            return sections;
           },
         },
       },

@@ -39,13 +39,31 @@ function storeFolders(folder: vscode.WorkspaceFolder): string[] {
   }).map((memoryFolder) => memoryFolder.path);
 }
 
-/** Whether a workspace folder has a memory store: its primary or an additional folder exists. */
+/** Whether a folder holds a project file (memory-ls.toml, .memory-ls.toml, or a
+ * pyproject.toml with a [tool.memory-ls] table): the store is defined there. */
+function hasProjectFile(directory: string): boolean {
+  if (["memory-ls.toml", ".memory-ls.toml"].some((name) => fs.existsSync(path.join(directory, name)))) {
+    return true;
+  }
+  try {
+    return /^\s*\[tool\.memory-ls[\].]/m.test(fs.readFileSync(path.join(directory, "pyproject.toml"), "utf8"));
+  } catch {
+    return false;
+  }
+}
+
+/** Whether a workspace folder has a memory store: a project file in it, or its primary or
+ * an additional folder exists. */
 function hasStore(folder: vscode.WorkspaceFolder): boolean {
   const settings = currentServerSettings(folder);
   const own = memoryFolders(settings, { root: folder.uri.fsPath, home: os.homedir(), env: process.env, isDirectory })
     .filter((memoryFolder) => memoryFolder.kind !== "global")
     .map((memoryFolder) => memoryFolder.path);
-  return own.some(isDirectory) || isDirectory(path.join(folder.uri.fsPath, ".aicoder", "memory"));
+  return (
+    hasProjectFile(folder.uri.fsPath) ||
+    own.some(isDirectory) ||
+    isDirectory(path.join(folder.uri.fsPath, ".aicoder", "memory"))
+  );
 }
 
 export class MemoryServers implements vscode.Disposable {
