@@ -92,6 +92,25 @@ async def test_editor_settings_override_the_file_and_can_be_written_into_it(
         assert (await server.command("memory.configuration"))["overrides"] == []
 
 
+async def test_diagnostics_override_the_file_code_by_code(workspace: Workspace) -> None:
+    workspace.write(
+        "memory-ls.toml", '[diagnostics]\nunknown-prefix = "off"\nbroken-link = "hint"\n'
+    )
+    settings = {"diagnostics": {"broken-link": "error", "shadowed": "off"}, "globalFolder": None}
+    async with session(workspace, init_options={}, configuration=settings) as server:
+        described = await server.command("memory.configuration")
+        assert described["overrides"] == [
+            {
+                "key": "diagnostics.broken-link",
+                "source": "workspace configuration (memoryLs)",
+                "value": "error",
+            }
+        ]
+        assert described["editorKeys"] == ["diagnostics", "globalFolder"]
+        assert described["settings"]["diagnostics.unknown-prefix"]["value"] == "off"
+        assert described["settings"]["global"]["value"] is False
+
+
 def agent_params(cwd: Path, home: Path) -> StdioServerParameters:
     """`memory-ls mcp` as an agent's MCP configuration starts it: no flags."""
     return StdioServerParameters(

@@ -39,6 +39,7 @@ def register(server: MemoryServer) -> None:
         await configuration.pull(ls)
         ls.reconfigure()
         ls.started = True
+        ls.configured.set()
         ls.folders_changed()
         # The first messages of a session make pygls build converters for their types
         # (generated code, see startup.py): the cache covers them too.

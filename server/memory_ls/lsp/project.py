@@ -5,9 +5,11 @@ and written from the editor's settings on request (`memory.configuration`,
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from lsprotocol import types
@@ -30,6 +32,8 @@ from memory_ls.project_file import (
 NAMES = (*PROJECT_FILE_NAMES, PYPROJECT)
 NAMES_GLOB = "{" + ",".join(NAMES) + "}"
 logger = logging.getLogger(__name__)
+# How long `memory.configuration` waits for the session's first settings.
+CONFIGURED_TIMEOUT_SECONDS = 10.0
 EDITOR_SOURCES = ("initializationOptions", "workspace configuration")
 
 
@@ -50,8 +54,12 @@ def register(server: MemoryServer) -> None:
     server.folder_listeners.append(on_start)
 
     @server.command("memory.configuration")
-    def configuration(ls: MemoryServer, *arguments: object) -> dict[str, Any]:
+    async def configuration(ls: MemoryServer, *arguments: object) -> dict[str, Any]:
         _arguments("memory.configuration", {}, arguments)
+        # Asked as the session starts, the answer waits for the client's settings (pulled
+        # after `initialized`): an answer without them would say nothing overrides the file.
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(ls.configured.wait(), CONFIGURED_TIMEOUT_SECONDS)
         return describe(ls)
 
     @server.command("memory.writeProjectFile")
@@ -80,20 +88,54 @@ def _editor_layers(ls: MemoryServer) -> tuple[Layer, ...]:
     return tuple(layer for layer in ls.layers() if layer.source.startswith(EDITOR_SOURCES))
 
 
+def _editor_values(ls: MemoryServer) -> dict[str, tuple[object, str]]:
+    """What the editor's settings set, as setting names (`diagnostics.<code>` per code,
+    `globalFolder` for a disabled global scope), each with its value and the editor
+    source it comes from (workspace configuration over initializationOptions)."""
+    found: dict[str, tuple[object, str]] = {}
+    for layer in _editor_layers(ls):
+        for key, value in layer.values.items():
+            if key == "diagnostics":
+                for code, severity in dict(value).items():  # type: ignore[call-overload]
+                    found[f"diagnostics.{code}"] = (severity, layer.source)
+            elif key == "global_enabled":
+                if value is False:  # `globalFolder: null` in the settings
+                    found["globalFolder"] = (None, layer.source)
+            else:
+                found[_camel(key)] = (_plain(value), layer.source)
+    return found
+
+
+def _file_values(values: Mapping[str, object]) -> dict[str, object]:
+    """The project file's values under the same names as `_editor_values`."""
+    found: dict[str, object] = {}
+    for key, value in values.items():
+        if key == "diagnostics":
+            for code, severity in dict(value).items():  # type: ignore[call-overload]
+                found[f"diagnostics.{code}"] = severity
+        elif key == "global_enabled":
+            if value is False:
+                found["globalFolder"] = None
+        else:
+            found[_camel(key)] = _plain(value)
+    return found
+
+
 def describe(ls: MemoryServer) -> dict[str, Any]:
     """The configuration in effect: each setting's value and source, the project file,
-    what is wrong with it, and which editor settings override it."""
-    layers = ls.layers()
+    what is wrong with it, and which editor settings override it (key by key, and
+    diagnostics code by code, as they merge)."""
     project = ls.project.project
-    rows = explain_layers(*layers)
+    rows = explain_layers(*ls.layers())
+    editor = _editor_values(ls)
     overrides = []
     if project is not None:
-        file_values = project.layer.values
-        for layer in _editor_layers(ls):
-            for key, value in layer.values.items():
-                if key in file_values and file_values[key] != value:
-                    overrides.append({"key": key, "source": layer.source, "value": _plain(value)})
-    editor_keys = sorted({key for layer in _editor_layers(ls) for key in layer.values})
+        in_file = _file_values(project.layer.values)
+        overrides = [
+            {"key": key, "source": source, "value": value}
+            for key, (value, source) in sorted(editor.items())
+            if key in in_file and in_file[key] != value
+        ]
     return {
         "projectFile": project.path if project is not None else None,
         "root": ls.config.root,
@@ -103,8 +145,8 @@ def describe(ls: MemoryServer) -> dict[str, Any]:
             for row in rows
             if not row.key.startswith("diagnostics.") or row.source != "default"
         },
-        "editorKeys": [_camel(key) for key in editor_keys],
-        "overrides": [{**item, "key": _camel(str(item["key"]))} for item in overrides],
+        "editorKeys": sorted({key.split(".")[0] for key in editor}),
+        "overrides": overrides,
     }
 
 

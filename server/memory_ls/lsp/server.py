@@ -126,6 +126,8 @@ class MemoryServer(LanguageServer):
         # False until the client said `initialized` and the first configuration is in:
         # folder listeners wait for it, so the store is not indexed twice at start.
         self.started = False
+        # Set once the first configuration (the client's settings included) is applied.
+        self.configured = asyncio.Event()
         # True once the client asked to shut down: nothing more is sent.
         self.stopping = False
         self._said: set[str] = set()
