@@ -44,10 +44,11 @@ def git_dir(root: str) -> str | None:
 
 
 def work_tree_top(root: str) -> str | None:
-    """The top of the git work tree that holds `root` (where its `.git` is), or None."""
+    """The top of the git work tree that holds `root` (where its `.git` folder, or a
+    worktree's `.git` file, is), or None outside git (no git run)."""
     current = os.path.abspath(root)
     while True:
-        if os.path.exists(os.path.join(current, ".git")):
+        if os.path.lexists(os.path.join(current, ".git")):
             return current
         parent = os.path.dirname(current)
         if parent == current:

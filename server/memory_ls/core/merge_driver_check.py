@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from memory_ls.core.diagnostics import Diagnostic
+from memory_ls.core.git import work_tree_top
 from memory_ls.core.git_setup import ATTRIBUTE, SECTION
 
 CODE = "missing-merge-driver"
@@ -110,19 +111,6 @@ def driver_diagnostics(
             data={"lines": [span[0] for span in spans], "driver": command or None},
         )
     ]
-
-
-def work_tree_top(root: str) -> str | None:
-    """The nearest folder at or above `root` holding a `.git` (a folder or a worktree's
-    file), or None outside git (no git run)."""
-    current = os.path.abspath(root)
-    while True:
-        if os.path.lexists(os.path.join(current, ".git")):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
 
 
 def _config_files(top: str) -> list[str]:
