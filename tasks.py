@@ -117,14 +117,25 @@ def demo() -> None:
     print(f"\nDone. The copy is left in {scratch} to look at.")
 
 
+def docs() -> None:
+    """Build the docs site strictly (mkdocs.yml) into a temporary folder: a broken link or
+    anchor, a page left out of the navigation, or a reference page the code can no longer
+    generate (docs/hooks/reference.py) fails it."""
+    with tempfile.TemporaryDirectory(prefix="memory-ls-site-") as site:
+        env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+        run(PYTHON, "-m", "mkdocs", "build", "--strict", "--site-dir", site, env=env)
+
+
 def test() -> None:
-    """Lint, type-check and run every test (with pytest arguments: only those tests)."""
+    """Lint, type-check, build the docs and run every test (with pytest arguments: only
+    those tests)."""
     system_packages()
     setup("dev")
-    python_sources = ["server", "tests", "bench", "tasks.py", *EXTENSION_PYTHON]
+    python_sources = ["server", "tests", "bench", "docs", "tasks.py", *EXTENSION_PYTHON]
     run(PYTHON, "-m", "ruff", "format", "--check", *python_sources)
     run(PYTHON, "-m", "ruff", "check", *python_sources)
     run(PYTHON, "-m", "mypy")
+    docs()
     run(PYTHON, "-m", "pytest", "-p", "no:cacheprovider", *sys.argv[2:])
     if not sys.argv[2:]:
         # The extension: type-check, VSIX, node unit tests, then a real VS Code headless.
