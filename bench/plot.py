@@ -4,8 +4,8 @@ Left: memory-ls beside VS Code's own Markdown language server on the same stores
 same run (`bench/markdown_ls.py`). Right: memory-ls's requests at each size
 (`bench/run.py`, and `bench/first_run.py` for the first search of a store never indexed).
 Each panel takes the newest results file of its kind in `bench/results/` unless files are
-named; the README's short table is printed from the same files. Run:
-`.venv/bin/python bench/plot.py [--output bench/latency.png]`.
+named; the docs' short table (docs/guides/performance.md) is printed from the same
+files. Run: `.venv/bin/python bench/plot.py [--output bench/latency.png]`.
 """
 
 from __future__ import annotations
@@ -107,8 +107,8 @@ def draw(
     plt.close(figure)
 
 
-# The README's short table: (title, source, key, format); source "own" is bench/run.py,
-# "first" bench/first_run.py.
+# The docs' short table (docs/guides/performance.md): (title, source, key, format); source
+# "own" is bench/run.py, "first" bench/first_run.py.
 SHORT_TABLE = (
     ("first search s", "first", "first_search_s", "{:.1f}"),
     ("slowest search while indexing s", "first", "search_indexing_max_s", "{:.1f}"),
@@ -122,7 +122,7 @@ SHORT_TABLE = (
 
 
 def short_table(own: Sequence[dict[str, Any]], first_run: Sequence[dict[str, Any]]) -> str:
-    """The README's table of what a user notices, by store size, as Markdown."""
+    """The docs' table of what a user notices, by store size, as Markdown."""
     sources = {"own": own, "first": first_run}
     sizes = sorted({int(row["memories"]) for rows in sources.values() for row in rows})
     lines = ["| memories | " + " | ".join(title for title, *_ in SHORT_TABLE) + " |"]

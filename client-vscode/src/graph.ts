@@ -1,6 +1,6 @@
 // "Memory: Show Graph": the memories and their links in a webview (force-graph, bundled
 // into client-vscode/dist/graph-view.js by scripts/build.mjs; no network, a strict CSP).
-// The data is the server's `memory.graph` (README, "Any other LSP client"); the view asks
+// The data is the server's `memory.graph` (docs/guides/language-server.md); the view asks
 // again, debounced, whenever the folder's memory list reloads (a write, a file event).
 import * as crypto from "node:crypto";
 import * as vscode from "vscode";

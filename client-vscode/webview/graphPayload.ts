@@ -1,6 +1,6 @@
-// What the server's `memory.graph` answers (the README's protocol section): shared by the
+// What the server's `memory.graph` answers (docs/guides/language-server.md): shared by the
 // extension, which asks for it, and the webview, which draws it (a type only: no code).
-/** What `memory.graph` answers (see the README's protocol section). */
+/** What `memory.graph` answers (see docs/guides/language-server.md). */
 export interface GraphPayload {
   format: number;
   fields: string[];

@@ -1,9 +1,9 @@
 """The intended differences from Serena: named, narrow predicates over one diverging call.
 
-Each id is listed in README.md's "Differences from Serena" (a test checks it). A predicate
-says whether a divergence of one call is that intended difference; the SPEC rules it
-relies on are written out here, independently of memory-ls's implementation, so a bug in
-memory-ls is not excused by the same bug in the oracle.
+Each id is listed in docs/guides/compatibility.md's "Differences from Serena" (a test
+checks it). A predicate says whether a divergence of one call is that intended difference;
+the SPEC rules it relies on are written out here, independently of memory-ls's
+implementation, so a bug in memory-ls is not excused by the same bug in the oracle.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ class OpContext:
 
 @dataclass(frozen=True)
 class Intended:
-    """One intended difference: its README id, and whether it explains a divergence."""
+    """One intended difference: its id in the docs, and whether it explains a divergence."""
 
     id: str
     applies: Callable[[OpContext, str, str], bool]
