@@ -31,7 +31,7 @@ from pairs import PAIRS, Pair  # noqa: E402
 from rapidfuzz import fuzz  # noqa: E402
 
 from memory_ls.config import DEFAULT_SEVERITIES, FolderSetting, Settings  # noqa: E402
-from memory_ls.core.diagnostics import check_store  # noqa: E402
+from memory_ls.core.check import check_store  # noqa: E402
 from memory_ls.core.folders import StoreConfig, resolve_store_config  # noqa: E402
 from memory_ls.core.similarity import (  # noqa: E402
     BODY_THRESHOLD,

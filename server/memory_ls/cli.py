@@ -653,7 +653,7 @@ def _edit(args: argparse.Namespace, store: Store, stdin: TextIO) -> dict[str, An
 
 
 def _check(args: argparse.Namespace, store: Store, stdout: TextIO, stderr: TextIO) -> int:
-    from memory_ls.core.diagnostics import check_store
+    from memory_ls.core.check import check_store
 
     for path in args.paths:
         if not os.path.exists(path):

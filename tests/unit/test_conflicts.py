@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from store_helpers import Workspace
 
+from memory_ls.core.check import check_store
 from memory_ls.core.conflicts import ConflictBlock, find_conflicts, resolution
-from memory_ls.core.diagnostics import check_store
 
 BODY_CONFLICT = """# Deploy
 

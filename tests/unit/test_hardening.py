@@ -17,7 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_ls.config import Settings
-from memory_ls.core.diagnostics import SecretMemo, check_store
+from memory_ls.core.check import check_store
+from memory_ls.core.diagnostics import SecretMemo
 from memory_ls.core.errors import InvalidEncoding
 from memory_ls.core.folders import resolve_store_config
 from memory_ls.core.fsio import is_temp_file

@@ -10,14 +10,9 @@ from store_helpers import Workspace
 
 from memory_ls.core import Store
 from memory_ls.core.errors import InvalidArguments
-from memory_ls.core.listing import (
-    ScanCache,
-    decode_cursor,
-    encode_cursor,
-    group_names,
-    title_of,
-)
-from memory_ls.core.store import scan_folder
+from memory_ls.core.listing import ScanCache, decode_cursor, encode_cursor, group_names
+from memory_ls.core.memory import scan_folder
+from memory_ls.core.titles import title_of
 
 # Long enough ago that a directory counts as settled (core/listing.py RACY_NS is 2 s).
 LONG_AGO_NS = 1_600_000_000 * 10**9

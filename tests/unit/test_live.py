@@ -11,7 +11,8 @@ from store_helpers import Workspace
 
 from memory_ls.core.backlinks import serena_key
 from memory_ls.core.live import WARM_STEP_FILES, LiveStore
-from memory_ls.core.store import Resolved, Store
+from memory_ls.core.memory import Resolved
+from memory_ls.core.store import Store
 
 DEADLINE_SECONDS = 10.0
 

@@ -17,8 +17,9 @@ from memory_ls.core.errors import (
 )
 from memory_ls.core.folders import resolve_store_config
 from memory_ls.core.gate import decode_for_read, version_of
+from memory_ls.core.memory import Change
 from memory_ls.core.report import change_findings, findings_text
-from memory_ls.core.store import Change, Store
+from memory_ls.core.store import Store
 
 AWS_KEY = "AKIA" + "Q3EXAMPLEKEY7XYZ"
 

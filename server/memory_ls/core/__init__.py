@@ -1,9 +1,11 @@
 """The memory store: names, folders, routing, reading and writing. No editor code here."""
 
-from memory_ls.core.diagnostics import Diagnostic, NameIndex, check_store, text_diagnostics
+from memory_ls.core.check import check_store
+from memory_ls.core.diagnostics import Diagnostic, NameIndex, text_diagnostics
 from memory_ls.core.errors import ERROR_CODES, MemoryStoreError
 from memory_ls.core.folders import Folder, StoreConfig, resolve_store_config
-from memory_ls.core.store import MemoryFile, Store
+from memory_ls.core.memory import MemoryFile
+from memory_ls.core.store import Store
 
 __all__ = [
     "ERROR_CODES",

@@ -242,7 +242,7 @@ def _complete(
     store: Store, top: str, base: Base, changes: Sequence[MemoryChange]
 ) -> Iterable[MemoryChange]:
     """Each change with its diagnostics and word diff."""
-    from memory_ls.core.diagnostics import check_store
+    from memory_ls.core.check import check_store
 
     present = [c.path for c in changes if c.status != "deleted" and os.path.isfile(c.path)]
     by_path: dict[str, list[Diagnostic]] = {}

@@ -14,6 +14,7 @@ from memory_ls.core.context_limits import find_cut
 from memory_ls.core.document import Document, decode_memory, parse_document
 from memory_ls.core.folders import Folder, StoreConfig
 from memory_ls.core.git import list_files
+from memory_ls.core.memory import MemoryFile
 from memory_ls.core.names import GLOBAL_PREFIX, caps_prefixes, has_topic, name_problem
 from memory_ls.core.references import Reference, find_references, references_in_line
 from memory_ls.core.routing import prefix_folder, unknown_prefix
@@ -27,7 +28,6 @@ from memory_ls.core.stale_paths import (
     mentions_in_line,
     stale_paths,
 )
-from memory_ls.core.store import MemoryFile, Store
 from memory_ls.core.supersede import (
     KEY_WORD,
     SUPERSEDED_BY,
@@ -341,76 +341,7 @@ def shadow_map(memories: Sequence[MemoryFile]) -> dict[str, MemoryFile]:
     return shadowed
 
 
-def check_store(store: Store, paths: Sequence[str] = ()) -> list[Diagnostic]:
-    """Diagnostics for the whole store, or for the given files and folders only."""
-    memories = store.scan()
-    index = NameIndex.of(memories)
-    # One `git ls-files` for the whole run rather than a stat per path (see stale_paths).
-    exists = repository_snapshot(store.config)
-    shadowed = shadow_map(memories)
-    by_path = {m.path: m for m in memories}
-    targets = _expand(paths) if paths else [m.path for m in memories]
-    found: list[Diagnostic] = []
-    duplicates = KeyTable() if store.config.severities.get("near-duplicate") != "off" else None
-    declarations: dict[str, Declaration] = {}
-    checked: list[MemoryFile] = []
-    for path in targets:
-        memory = by_path.get(os.path.abspath(path))
-        try:
-            text, size, encoding_problem = read_for_check(path, store.config.max_memory_bytes)
-        except OSError:
-            continue
-        if duplicates is not None and memory is not None and memory.valid:
-            duplicates.add(memory.path, memory.qualified, memory.scope == "global", text)
-        found.extend(
-            text_diagnostics(
-                store.config,
-                index,
-                path,
-                text,
-                memory,
-                shadowed,
-                size,
-                encoding_problem,
-                exists=exists,
-            )
-        )
-        if memory is not None:
-            checked.append(memory)
-            if text is not None and encoding_problem is None and supersede_counts(memory, shadowed):
-                declared = declaration_of_text(memory.qualified, text)
-                if declared is not None:
-                    declarations[memory.path] = declared
-    # Whether a memory is superseded depends on every memory's frontmatter: the files
-    # not checked are read for their declarations only.
-    if paths:
-        for memory in memories:
-            if memory.path not in declarations and supersede_counts(memory, shadowed):
-                declared = read_declaration(memory, store.config.max_memory_bytes)
-                if declared is not None:
-                    declarations[memory.path] = declared
-    graph = SupersedeGraph(declarations.values(), index.has_qualified)
-    for memory in checked:
-        if supersede_counts(memory, shadowed):
-            found.extend(supersede_diagnostics(memory, graph.declaration(memory.qualified), graph))
-    if duplicates is not None:
-        found.extend(
-            _store_duplicates(
-                duplicates,
-                memories,
-                {os.path.abspath(t) for t in targets} if paths else None,
-                store.config.max_memory_bytes,
-            )
-        )
-    if not paths and store.config.severities.get("missing-merge-driver") != "off":
-        # The repository's git setup (its .gitattributes): a check of the whole store only.
-        from memory_ls.core.merge_driver_check import merge_driver_diagnostics  # imports this
-
-        found.extend(merge_driver_diagnostics(store.config.root))
-    return apply_severities(found, store.config.severities)
-
-
-def _store_duplicates(
+def store_duplicates(
     table: KeyTable, memories: Sequence[MemoryFile], targets: set[str] | None, max_bytes: int
 ) -> list[Diagnostic]:
     """`near-duplicate` for the targets (None: every memory) among every memory of the
@@ -920,7 +851,7 @@ def secret_diagnostics(path: str, text: str, memo: SecretMemo | None = None) -> 
     ]
 
 
-def _expand(paths: Sequence[str]) -> list[str]:
+def expand_paths(paths: Sequence[str]) -> list[str]:
     """Files named on the command line; folders give their Markdown files."""
     files: list[str] = []
     for path in paths:

@@ -35,12 +35,12 @@ from memory_ls.core.diagnostics import (
 )
 from memory_ls.core.duplicates import Found, IndexedDuplicates
 from memory_ls.core.index import MemoryIndex, Update
+from memory_ls.core.memory import MemoryFile
 from memory_ls.core.merge_driver_check import CODE as MERGE_DRIVER_CODE
 from memory_ls.core.merge_driver_check import DriverWatch
 from memory_ls.core.references import find_references
 from memory_ls.core.similarity import Memo, Verdict
 from memory_ls.core.stale_paths import find_path_mentions, resolutions
-from memory_ls.core.store import MemoryFile
 from memory_ls.core.supersede import Declaration, SupersedeGraph, declaration_of_text
 
 Report = TypeVar("Report")

@@ -36,13 +36,15 @@ import unicodedata
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from memory_ls.core.backlinks import SERENA_MARK
 from memory_ls.core.document import Document, parse_document
 from memory_ls.core.errors import MemoryStoreError
 from memory_ls.core.folders import Folder, StoreConfig
 from memory_ls.core.fsio import is_temp_file, read_text, user_cache_dir
+from memory_ls.core.index import facts_of_text
+from memory_ls.core.memory import MemoryFile
 from memory_ls.core.names import GLOBAL_PREFIX, is_valid_name
 from memory_ls.core.relevance import (
     NAME_WEIGHT,
@@ -66,9 +68,6 @@ from memory_ls.core.supersede import KEY_WORD as SUPERSEDE_WORD
 from memory_ls.core.supersede import SUPERSEDED_BY_KEY, SUPERSEDES_KEY, relations
 
 __all__ = ["SEARCH_MODES", "Part", "Query", "SearchIndex", "parse_query"]
-
-if TYPE_CHECKING:
-    from memory_ls.core.store import MemoryFile
 
 try:
     import sqlite3
@@ -1423,8 +1422,6 @@ def worker_main() -> None:
     out = sys.stdout.buffer
     seen: list[tuple[str, tuple[int, int], str, Document]] | None = None
     if job["facts"]:
-        from memory_ls.core.index import facts_of_text  # the index imports this module
-
         seen = index._seen = []
     with index._lock:
         # Another worker may hold the write lock for a batch's inserts: wait for it.

@@ -35,8 +35,8 @@ from memory_ls.core.diagnostics import NameIndex
 from memory_ls.core.document import Document, iso, parse_document
 from memory_ls.core.folders import Folder, StoreConfig
 from memory_ls.core.fsio import is_temp_file, read_text, user_cache_dir
+from memory_ls.core.memory import LISTING_READ_LIMIT, MemoryFile, scan_config
 from memory_ls.core.names import GLOBAL_PREFIX, words_of
-from memory_ls.core.store import LISTING_READ_LIMIT, MemoryFile, Store
 from memory_ls.core.supersede import (
     KEY_WORD,
     Declaration,
@@ -504,7 +504,7 @@ class MemoryIndex:
                 gc.enable()
 
     def _scan(self, listed: Sequence[MemoryFile] | None, stamps: Mapping[str, Stamp]) -> int:
-        found = Store(self.config).scan() if listed is None else listed
+        found = scan_config(self.config) if listed is None else listed
         by_name: dict[str, MemoryFile | list[MemoryFile]] = {}
         in_scope: dict[str, set[str]] = {"project": set(), "global": set()}
         for memory in found:  # folder by folder in lookup order, so each list is ranked

@@ -33,6 +33,7 @@ from memory_ls.core.folders import StoreConfig
 from memory_ls.core.fsio import user_cache_dir
 from memory_ls.core.gate import version_of
 from memory_ls.core.git import work_tree_top
+from memory_ls.core.memory import scan_config
 from memory_ls.core.secrets import find_secrets
 
 # Entries kept per memory, and deflated before-contents kept in all; the oldest go first.
@@ -818,10 +819,8 @@ def baseline_main() -> None:
 
 
 def _sync_baseline(config: StoreConfig) -> int:
-    from memory_ls.core.store import Store  # the store journals its writes here
-
     files: dict[str, tuple[str, int, int]] = {}
-    for memory in Store(config).scan():
+    for memory in scan_config(config):
         try:
             info = os.stat(memory.path)
         except OSError:

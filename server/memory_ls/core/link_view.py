@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from memory_ls.core.index import MemoryIndex
+from memory_ls.core.memory import MemoryFile
 from memory_ls.core.navigation import LargeFileReferences, points_to, texts_with_references
 from memory_ls.core.references import Reference, find_references
-from memory_ls.core.store import MemoryFile
 
 
 @dataclass(frozen=True)

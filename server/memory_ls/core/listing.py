@@ -13,39 +13,29 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import os
 import re
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TypeVar, cast
 
 from memory_ls.core.errors import InvalidArguments
-
-if TYPE_CHECKING:
-    from memory_ls.core.folders import Folder
-    from memory_ls.core.store import MemoryFile, Resolved
+from memory_ls.core.folders import Folder
+from memory_ls.core.memory import MemoryFile, Resolved, directory_stamp
 
 T = TypeVar("T")
 # A directory must have been left alone this long before a scan for the scan to be reused
 # (FAT's timestamps are 2 s apart; others are finer).
 RACY_NS = 2_000_000_000
-# The stamp of a directory that does not exist (so its appearing is a change).
-MISSING = -1
 # Sorts after any path: a cursor without one continues after every file of its name.
 AFTER_EVERY_PATH = "\U0010ffff"
 # Folder scans kept (older configurations are dropped first).
 SCANS_KEPT = 64
-# A title longer than this is cut (with an ellipsis).
-TITLE_CHARS = 100
 # Cursors carry this first element, so a cursor of another kind is refused, not misread.
 CURSOR_KIND = "after"
 
-_HEADING = re.compile(r"#{1,6}(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_SETEXT_RULE = re.compile(r"(?:=+|-+)[ \t]*$")
-_FENCE = re.compile(r"(`{3,}|~{3,})")
 # A group is the start of a name up to its first `/` (a topic) or `_` (a prefix).
 _GROUP_HEAD = re.compile(r"[^/_]+[/_]")
 
@@ -66,14 +56,6 @@ class FolderScan:
         return self.settled and all(
             directory_stamp(directory) == mtime_ns for directory, mtime_ns in self.directories
         )
-
-
-def directory_stamp(directory: str) -> int:
-    """A directory's modification time in ns; MISSING when it cannot be stat'ed."""
-    try:
-        return os.stat(directory).st_mtime_ns
-    except OSError:
-        return MISSING
 
 
 ScanFolder = Callable[["Folder", Iterable[str], list[tuple[str, int]]], list["MemoryFile"]]
@@ -212,41 +194,6 @@ def check_limit(limit: object) -> int | None:
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
         raise InvalidArguments("limit must be a positive whole number.")
     return limit
-
-
-# ----- titles ----------------------------------------------------------------------------
-
-
-def title_of(body: str) -> str | None:
-    """A memory's title: its first heading, else its first line of text (cut to TITLE_CHARS)."""
-    first_line: str | None = None
-    fence: str | None = None
-    previous = ""
-    for raw_line in body.splitlines():
-        line = raw_line.strip()
-        if fence is not None:
-            if line.startswith(fence):
-                fence = None
-            continue
-        opening = _FENCE.match(line)
-        if opening:
-            fence = opening.group(1)
-            continue
-        if line.startswith("#"):
-            heading = _HEADING.fullmatch(line)
-            if heading and heading.group(1):
-                return _cut(heading.group(1))
-        elif previous and _SETEXT_RULE.fullmatch(line) and not previous.startswith("#"):
-            return _cut(previous)
-        if line and first_line is None:
-            first_line = line
-        previous = line
-    return None if first_line is None else _cut(first_line)
-
-
-def _cut(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1].rstrip() + "…"
 
 
 # ----- groups ----------------------------------------------------------------------------

@@ -34,7 +34,8 @@ from memory_ls.core.fulltext import Listing, SearchIndex
 from memory_ls.core.index import MemoryIndex, Stamp, facts_cache_path
 from memory_ls.core.journal import Journal, observe_paths, sync_baseline_elsewhere
 from memory_ls.core.listing import FolderScan, ScanCache, ScanFolder
-from memory_ls.core.store import MemoryFile, Resolved, Store
+from memory_ls.core.memory import MemoryFile, Resolved
+from memory_ls.core.store import Store
 from memory_ls.core.watching import (
     FolderWatch,
     appeared_folders,

@@ -28,22 +28,21 @@ import posixpath
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
 
 from memory_ls.core.document import split_frontmatter
 from memory_ls.core.errors import InvalidArguments, MemoryStoreError
+from memory_ls.core.folders import Folder, StoreConfig
 from memory_ls.core.fsio import read_text
 from memory_ls.core.fulltext import READ_LIMIT_FACTOR
+from memory_ls.core.memory import MemoryFile
 from memory_ls.core.names import is_valid_name
 from memory_ls.core.navigation import headings
 from memory_ls.core.references import iter_lines_outside_code
 from memory_ls.core.relevance import snippet, tokens
 from memory_ls.core.stale_paths import PathMention, code_spans, mentions_in_line, resolutions
-
-if TYPE_CHECKING:
-    from memory_ls.core.folders import Folder, StoreConfig
-    from memory_ls.core.store import MemoryFile, Store
+from memory_ls.core.store import Store
 
 # How well a line mentions the target, best first (the order results are ranked in).
 MATCH_RANKS: Mapping[str, int] = {"path": 4, "inside": 3, "name": 2, "symbol": 1}
@@ -313,8 +312,6 @@ def memories_about(
 
 def _candidates(store: Store, target: Target, texts: Mapping[str, str]) -> list[MemoryFile]:
     """The memories that may mention the target: the index's, else every memory."""
-    from memory_ls.core.store import MemoryFile
-
     config = store.config
     index = store.search_index
     paths = index.files_with_phrases(target.phrases) if index is not None else None

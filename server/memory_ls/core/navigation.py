@@ -14,6 +14,7 @@ from memory_ls.core.document import split_frontmatter
 from memory_ls.core.errors import Exists, ReadOnly
 from memory_ls.core.folders import Folder
 from memory_ls.core.fsio import read_utf8
+from memory_ls.core.memory import MemoryFile, MovePlan
 from memory_ls.core.names import (
     GLOBAL_PREFIX,
     MEM_PREFIX,
@@ -29,7 +30,7 @@ from memory_ls.core.references import (
     rename_references,
 )
 from memory_ls.core.routing import routing_prefixes
-from memory_ls.core.store import MemoryFile, MovePlan, Store
+from memory_ls.core.store import Store
 
 _ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
 

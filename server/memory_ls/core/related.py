@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 from memory_ls.core.document import parse_document
 from memory_ls.core.errors import MemoryStoreError
+from memory_ls.core.folders import StoreConfig
 from memory_ls.core.fsio import read_bytes, utf8_or_none
-from memory_ls.core.listing import title_of as listing_title
+from memory_ls.core.fulltext import SearchIndex
+from memory_ls.core.memory import LISTING_READ_LIMIT, MemoryFile, Resolved
 from memory_ls.core.names import split_qualified
 from memory_ls.core.references import find_references
-from memory_ls.core.store import LISTING_READ_LIMIT, MemoryFile, Store
 from memory_ls.core.supersede import (
     KEY_WORD,
     SUPERSEDES_KEY,
@@ -29,6 +30,7 @@ from memory_ls.core.supersede import (
     SupersedeGraph,
     declaration_of_text,
 )
+from memory_ls.core.titles import title_of as listing_title
 
 # Links and backlinks listed at most (the rest are counted).
 RELATED_LIMIT = 20
@@ -38,7 +40,35 @@ LINE_MAX_CHARS = 160
 TITLE_LINES = 20
 
 
-def locate(store: Store, qualified: str) -> MemoryFile | None:
+class Memories(Protocol):
+    """What a reader's trail needs of the store (the `Store` is one): its configuration,
+    lookup in a scope, the resolved listing and the link indexes it was given."""
+
+    @property
+    def config(self) -> StoreConfig:
+        """The store's configuration."""
+        ...
+
+    @property
+    def search_index(self) -> SearchIndex | None:
+        """The full-text index, when the store has one."""
+        ...
+
+    @property
+    def reference_sources(self) -> Callable[[Sequence[str]], list[str] | None] | None:
+        """The paths that may hold links with the given keys (None: unknown)."""
+        ...
+
+    def locate_all(self, name: str, scope: str | None) -> list[MemoryFile]:
+        """Every file a name resolves to in a scope, the winner first."""
+        ...
+
+    def resolve(self, scope: str | None = None) -> list[Resolved]:
+        """Memories as lookup sees them."""
+        ...
+
+
+def locate(store: Memories, qualified: str) -> MemoryFile | None:
     """The memory a qualified name resolves to (in its own scope, as links resolve)."""
     name, is_global = split_qualified(qualified)
     try:
@@ -48,7 +78,7 @@ def locate(store: Store, qualified: str) -> MemoryFile | None:
     return hits[0] if hits else None
 
 
-def _read_text(store: Store, path: str) -> str | None:
+def _read_text(store: Memories, path: str) -> str | None:
     """A memory file's UTF-8 text; None when unreadable, not UTF-8 or far too large."""
     try:
         if os.path.getsize(path) > LISTING_READ_LIMIT * store.config.max_memory_bytes:
@@ -59,7 +89,7 @@ def _read_text(store: Store, path: str) -> str | None:
 
 
 def _candidates(
-    store: Store, keys: Sequence[str], memory: MemoryFile, *, hint: bool = False
+    store: Memories, keys: Sequence[str], memory: MemoryFile, *, hint: bool = False
 ) -> list[str]:
     """The paths of the memory files that may hold any of the link keys, `memory`'s left
     out: as the store's index names them, else (unless for a `hint` given with every
@@ -78,7 +108,7 @@ def _candidates(
     return [path for path in dict.fromkeys(sources) if path != memory.path]
 
 
-def _resolved(store: Store, path: str) -> MemoryFile | None:
+def _resolved(store: Memories, path: str) -> MemoryFile | None:
     """The memory at a path when it is what its name resolves to (not a file another of
     the same name hides, nor a file that is no memory)."""
     owned = store.config.name_of(path)
@@ -91,7 +121,7 @@ def _resolved(store: Store, path: str) -> MemoryFile | None:
     return candidate if found is not None and found.path == path else None
 
 
-def successors(store: Store, memory: MemoryFile, text: str) -> list[Successor]:
+def successors(store: Memories, memory: MemoryFile, text: str) -> list[Successor]:
     """The existing memories that supersede `memory` (its text: `text`), as its own
     frontmatter (`superseded_by`) or theirs (`supersedes`) says."""
     name = memory.qualified
@@ -130,7 +160,7 @@ def _cut(text: str, limit: int) -> str:
 
 
 def related_memories(
-    store: Store, memory: MemoryFile, text: str, limit: int = RELATED_LIMIT
+    store: Memories, memory: MemoryFile, text: str, limit: int = RELATED_LIMIT
 ) -> dict[str, Any]:
     """The memories one link away: what `memory` links to (names, titles, broken ones
     marked) and what links to it (with the linking line), at most `limit` of each."""

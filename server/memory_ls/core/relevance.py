@@ -27,8 +27,8 @@ from itertools import accumulate
 from typing import Any
 
 from memory_ls.core.errors import InvalidArguments
-from memory_ls.core.listing import title_of as listing_title
 from memory_ls.core.stemming import STOP_WORDS, stem
+from memory_ls.core.titles import title_of as listing_title
 
 RELEVANCE = "relevance"
 ALL_WORDS = "all_words"

@@ -11,12 +11,11 @@ import bisect
 import contextlib
 import copy
 import logging
-import operator
 import os
 import sqlite3
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from memory_ls.core.backlinks import serena_key
@@ -49,7 +48,6 @@ from memory_ls.core.fsio import (
     atomic_write,
     ensure_folder,
     folder_lock,
-    is_temp_file,
     is_within,
     read_bytes,
     read_text,
@@ -65,18 +63,24 @@ from memory_ls.core.listing import (
     check_limit,
     continued_filters,
     decode_cursor,
-    directory_stamp,
     encode_cursor,
     group_names,
     sort_key,
-    title_of,
+)
+from memory_ls.core.memory import (
+    LISTING_READ_LIMIT,
+    Change,
+    MemoryFile,
+    MovePlan,
+    Resolved,
+    resolve_files,
+    scan_folder,
 )
 from memory_ls.core.names import (
     GLOBAL_PREFIX,
     ParsedName,
     closest_query,
     did_you_mean,
-    is_valid_name,
     lookup_names,
     name_problem,
     normalize_input,
@@ -84,7 +88,8 @@ from memory_ls.core.names import (
     qualify,
     words_of,
 )
-from memory_ls.core.references import Reference, rename_references
+from memory_ls.core.references import rename_references
+from memory_ls.core.related import related_memories, successors
 from memory_ls.core.relevance import (
     RELEVANCE,
     Found,
@@ -100,11 +105,10 @@ from memory_ls.core.relevance import (
 from memory_ls.core.replace import replace_text
 from memory_ls.core.routing import route_new, unknown_prefix
 from memory_ls.core.supersede import Successor, relations
+from memory_ls.core.titles import title_of
 
 SCOPES = ("project", "global", "all")
 DEFAULT_SEARCH_LIMIT = 50
-# Listings and search skip files this many times over maxMemoryBytes (bounded work).
-LISTING_READ_LIMIT = 4
 # A search while the first indexing runs parses the files that may match this many (or
 # four times its limit) first, the likeliest first, then twice as many each time until
 # they fill its answer (`Store._scan_unindexed`).
@@ -116,92 +120,6 @@ CHANGES_KEPT = 16
 _LOG = logging.getLogger(__name__)
 # How many close names a not-found error suggests.
 SUGGESTIONS = 3
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryFile:
-    """A Markdown file found in a memory folder."""
-
-    name: str  # as on disk, relative to its folder, without `.md`
-    path: str
-    folder: Folder
-    # Slots, not a dict per instance: the index keeps one per memory (15 MB at 100,000).
-    _valid: bool | None = field(default=None, init=False, repr=False, compare=False)
-
-    @property
-    def valid(self) -> bool:
-        """Whether the file's name follows the naming rules (worked out once per file)."""
-        # Kept by hand: functools.cached_property takes a lock per first access (Python
-        # 3.11), which a scan of 100,000 files notices, and needs an instance dict.
-        known = self._valid
-        if known is None:
-            known = is_valid_name(self.name)
-            object.__setattr__(self, "_valid", known)
-        return known
-
-    @property
-    def qualified(self) -> str:
-        """The memory's name as Serena writes it: `global/NAME` for a global memory."""
-        return self.folder.qualified(self.name)
-
-    @property
-    def read_only(self) -> bool:
-        """Read-only folders and Serena's read-only patterns are never written.
-
-        A file whose name memory-ls would not create (`what?`) is written in place, as
-        Serena writes it; only creating such a name is refused.
-        """
-        return self.folder.read_only or self.folder.patterns.is_read_only(self.qualified)
-
-    @property
-    def scope(self) -> str:
-        """The memory's scope."""
-        return self.folder.scope
-
-
-@dataclass(frozen=True)
-class MovePlan:
-    """A checked rename: where the memory goes and which references follow it."""
-
-    source: MemoryFile
-    new_name: str
-    new_is_global: bool
-    folder: Folder
-    target: str
-    source_wins: bool  # references to the name resolve to the source (it is not shadowed)
-
-    @property
-    def new_qualified(self) -> str:
-        """The new name as Serena writes it (`global/NAME` for a global memory)."""
-        return qualify(self.new_name, self.new_is_global)
-
-    def points_here(self, ref: Reference) -> bool:
-        """Whether a reference resolves to the memory being moved (no scope fallback)."""
-        return ref.target == self.source.qualified and self.source_wins
-
-    def new_text(self, ref: Reference) -> str:
-        """The name a reference gets after the move, spelled as the new name is."""
-        return self.new_qualified
-
-
-@dataclass(frozen=True)
-class Change:
-    """One memory a write changed: its bytes before and after (None: no file)."""
-
-    action: str  # "save", "edit", "delete" or "move"
-    memory: MemoryFile  # where it is now (a deleted memory: where it was)
-    before: bytes | None
-    after: bytes | None
-    # A moved memory: where it was before.
-    moved_from: MemoryFile | None = None
-
-
-@dataclass(frozen=True)
-class Resolved:
-    """A name as lookup sees it: the winning file and the files it shadows."""
-
-    memory: MemoryFile
-    shadows: tuple[MemoryFile, ...] = ()
 
 
 def check_scope(scope: object, *, allow_all: bool = False) -> str | None:
@@ -756,9 +674,6 @@ class Store:
     ) -> tuple[dict[str, Any], list[Successor]]:
         """`read_result` of a memory's bytes with what the other memories say of it, and
         the memories that supersede it (for the note a reader sees first)."""
-        # Imported here: related.py reads the other memories through this module's Store.
-        from memory_ls.core.related import related_memories, successors
-
         result = read_result(memory, data)
         text, _warning = decode_for_read(data, memory.qualified)
         found = successors(self, memory, text)
@@ -1110,11 +1025,13 @@ class Store:
         folders = self.config.folders_in(scope)
         cache = self.scan_cache
         if cache is None:
-            return None, _resolve(self.scan(folders))
+            return None, resolve_files(self.scan(folders))
         others = {f.path for f in self.config.folders}
         scans = [cache.scan(f, others - {f.path}, scan_folder) for f in folders]
         key = (scope, tuple(scan.generation for scan in scans))
-        built = cache.resolved(key, lambda: _resolve([m for scan in scans for m in scan.files]))
+        built = cache.resolved(
+            key, lambda: resolve_files([m for scan in scans for m in scan.files])
+        )
         return key, built
 
     def _named(self, where: str | None, prefix: str | None, topic: str) -> Sequence[Resolved]:
@@ -1669,22 +1586,6 @@ def _qualified_of(item: Resolved) -> str:
     return item.memory.qualified
 
 
-def _resolve(found: Iterable[MemoryFile]) -> list[Resolved]:
-    """Scanned files (lookup order) as lookup sees them, sorted by name then path."""
-    by_name: dict[str, list[MemoryFile]] = {}
-    invalid: list[MemoryFile] = []
-    for memory in found:
-        if memory.valid:
-            # Keyed by Serena's name: `x` and `global/x` are two memories, not one.
-            by_name.setdefault(memory.qualified, []).append(memory)
-        else:
-            invalid.append(memory)
-    resolved = [Resolved(files[0], tuple(files[1:])) for files in by_name.values()]
-    resolved.extend(Resolved(m) for m in invalid)
-    resolved.sort(key=lambda r: (r.memory.qualified, r.memory.path))
-    return resolved
-
-
 def _listed(item: Resolved, doc: Document | None) -> dict[str, Any]:
     """One memory of a listing (`memory.list`)."""
     memory = item.memory
@@ -1716,60 +1617,6 @@ def _check_path_free(folder: Folder, name: str) -> None:
     path = folder.file_for(name)
     if os.path.isdir(path):
         raise Exists(f"{path} is a folder, so memory {name!r} cannot be written there.")
-
-
-def scan_folder(
-    folder: Folder, skip: Iterable[str] = (), stamps: list[tuple[str, int]] | None = None
-) -> list[MemoryFile]:
-    """Markdown files under a folder as Serena lists them: hidden and linked folders
-    included, other configured folders and Serena's ignored memories left out. `stamps`
-    receives (directory, modification time) of each directory, taken before it is listed."""
-    skip_set = set(skip)
-    patterns = folder.patterns
-    found: list[MemoryFile] = []
-    # Each directory carries the real locations above it: a link back up would loop for
-    # ever, while two links to one folder list it twice, as Serena does.
-    root_real = os.path.realpath(folder.path)
-    pending: list[tuple[str, str, str, frozenset[str]]] = [
-        (folder.path, root_real, "", frozenset((root_real,)))
-    ]
-    while pending:
-        directory, real, prefix, above = pending.pop()
-        try:
-            if stamps is not None:
-                stamps.append((directory, directory_stamp(directory)))
-            with os.scandir(directory) as listing:
-                entries = sorted(listing, key=operator.attrgetter("name"))
-        except OSError:
-            continue
-        for entry in entries:
-            name = entry.name
-            try:
-                # d_type answers these without a system call, except on a few file systems.
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.path not in skip_set:
-                        inner = os.path.join(real, name)
-                        pending.append((entry.path, inner, f"{prefix}{name}/", above | {inner}))
-                    continue
-                if not name.endswith(".md"):
-                    if entry.is_symlink() and entry.path not in skip_set and entry.is_dir():
-                        # A linked folder: Serena's documented way to share memories.
-                        inner = os.path.realpath(entry.path)
-                        if inner not in above:
-                            pending.append((entry.path, inner, f"{prefix}{name}/", above | {inner}))
-                    continue
-                if name[0] == "." and is_temp_file(name):
-                    continue
-                if entry.is_file(follow_symlinks=False) or (entry.is_symlink() and entry.is_file()):
-                    memory = MemoryFile(f"{prefix}{name[:-3]}", entry.path, folder)
-                else:
-                    continue
-                if patterns.ignored and patterns.is_ignored(memory.qualified):
-                    continue
-                found.append(memory)
-            except OSError:
-                continue
-    return found
 
 
 def _document_for_save(

@@ -11,9 +11,9 @@ from lsprotocol import types
 from memory_ls.core.document import iso
 from memory_ls.core.errors import MemoryStoreError
 from memory_ls.core.index import Entry
+from memory_ls.core.memory import MemoryFile
 from memory_ls.core.names import did_you_mean, name_problem
 from memory_ls.core.references import Reference
-from memory_ls.core.store import MemoryFile
 from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.targets import cursor_at, resolve, shown_path, wait_for_names
 

@@ -19,9 +19,10 @@ from memory_ls.core.link_view import (
     index_resolver,
     outgoing_links,
 )
+from memory_ls.core.memory import MemoryFile
 from memory_ls.core.names import did_you_mean, normalize_input
 from memory_ls.core.navigation import LargeFileReferences
-from memory_ls.core.store import MemoryFile, check_scope
+from memory_ls.core.store import check_scope
 from memory_ls.lsp.commands import STRING, Command, check_arguments, refusal
 from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.targets import file_uri, open_markdown, wait_for_names
