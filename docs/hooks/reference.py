@@ -17,7 +17,7 @@ makes the pages again each time, so they cannot lag the code. The script runs ap
 MkDocs, with a HOME and a cache directory of its own, so building the docs writes nothing
 into the user's caches and leaves no server thread behind.
 
-    python docs/hooks/reference.py             # the pages as one JSON object, to stdout
+    python docs/hooks/reference.py [SCRATCH]   # the pages as one JSON object, to stdout
 """
 
 from __future__ import annotations
@@ -449,14 +449,16 @@ def diagnostics_page() -> str:
 
 
 def main() -> None:
-    """Print every generated page, by its path under docs/, as one JSON object."""
-    scratch = Path(sys.argv[1] if len(sys.argv) > 1 else tempfile.mkdtemp())
-    pages = {
-        "reference/cli.md": cli_page(),
-        "reference/vscode-settings.md": settings_page(),
-        "reference/diagnostics.md": diagnostics_page(),
-        "reference/mcp-tools.md": mcp_page(scratch),
-    }
+    """Print every generated page, by its path under docs/, as one JSON object; the
+    example workspace is copied into the folder given (else a temporary one)."""
+    with tempfile.TemporaryDirectory(prefix="memory-ls-docs-") as temporary:
+        scratch = Path(sys.argv[1] if len(sys.argv) > 1 else temporary)
+        pages = {
+            "reference/cli.md": cli_page(),
+            "reference/vscode-settings.md": settings_page(),
+            "reference/diagnostics.md": diagnostics_page(),
+            "reference/mcp-tools.md": mcp_page(scratch),
+        }
     json.dump(pages, sys.stdout)
 
 
