@@ -43,12 +43,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import memory_ls.core.document as document_module
+import memory_ls.core.rules.document as document_module
 from memory_ls.config import Settings
-from memory_ls.core.conflicts import find_conflicts
-from memory_ls.core.document import parse_document
-from memory_ls.core.folders import resolve_store_config
-from memory_ls.core.git_setup import attribute_lines, driver_command, memory_patterns
+from memory_ls.core.rules.conflicts import find_conflicts
+from memory_ls.core.rules.document import parse_document
+from memory_ls.core.services.git_setup import attribute_lines, driver_command, memory_patterns
+from memory_ls.core.storage.folders import resolve_store_config
 from memory_ls.core.store import Store
 
 RESULTS = Path(__file__).parent / "results"

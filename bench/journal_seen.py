@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark what journaling the changes seen on disk costs (core/journal.py).
+"""Benchmark what journaling the changes seen on disk costs (core/services/journal.py).
 
     python3 bench/journal_seen.py                  # 10,000 memories
     python3 bench/journal_seen.py --sizes 1000 100000
@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from run import ADDITIONAL, generate  # bench/run.py's store
 
 from memory_ls.config import FolderSetting, Settings
-from memory_ls.core.folders import resolve_store_config
-from memory_ls.core.journal import Journal, observe_paths
+from memory_ls.core.services.journal import Journal, observe_paths
+from memory_ls.core.storage.folders import resolve_store_config
 from memory_ls.core.store import Store
 
 CHANGES = 200

@@ -139,7 +139,7 @@ def measure(size: int, workdir: Path, rounds: int) -> dict[str, Any]:
     """The figures of one store size."""
     store = generate(workdir, size)
     # A store as it is between writes: its folders last changed more than a few seconds ago
-    # (a folder changed within 2 s is scanned again on every call, core/listing.py).
+    # (a folder changed within 2 s is scanned again on every call, core/storage/listing.py).
     settled_ns = time.time_ns() - 60 * 10**9
     for directory, _, _ in os.walk(workdir):
         os.utime(directory, ns=(settled_ns, settled_ns))

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Time "which memories mention this file?" (core/mentions.py) on a generated store.
+"""Time "which memories mention this file?" (core/operations/mentions.py) on a generated store.
 
     PYTHONPATH=server .venv/bin/python bench/mentions.py            # 10,000 memories
     PYTHONPATH=server .venv/bin/python bench/mentions.py --size 1000
@@ -30,9 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run import WORDS, as_repository, generate  # bench/run.py, beside this
 
 from memory_ls.config import cli_layer, merge_layers
-from memory_ls.core.folders import resolve_store_config
-from memory_ls.core.fulltext import SearchIndex
-from memory_ls.core.mentions import memories_about
+from memory_ls.core.operations.mentions import memories_about
+from memory_ls.core.services.fulltext import SearchIndex
+from memory_ls.core.storage.folders import resolve_store_config
 from memory_ls.core.store import Store
 
 ROUNDS = 5

@@ -31,9 +31,8 @@ from pairs import PAIRS, Pair  # noqa: E402
 from rapidfuzz import fuzz  # noqa: E402
 
 from memory_ls.config import DEFAULT_SEVERITIES, FolderSetting, Settings  # noqa: E402
-from memory_ls.core.check import check_store  # noqa: E402
-from memory_ls.core.folders import StoreConfig, resolve_store_config  # noqa: E402
-from memory_ls.core.similarity import (  # noqa: E402
+from memory_ls.core.operations.check import check_store  # noqa: E402
+from memory_ls.core.rules.similarity import (  # noqa: E402
     BODY_THRESHOLD,
     MIN_WORDS,
     Memo,
@@ -42,6 +41,7 @@ from memory_ls.core.similarity import (  # noqa: E402
     name_key,
     near_duplicate,
 )
+from memory_ls.core.storage.folders import StoreConfig, resolve_store_config  # noqa: E402
 from memory_ls.core.store import Store  # noqa: E402
 
 

@@ -23,7 +23,7 @@ export const LINK_CLASS = "memory-ls-link";
 export const BROKEN_CLASS = "memory-ls-broken";
 export const PENDING_CLASS = "memory-ls-pending";
 
-// The server's `[[...]]` (core/references.py): no brackets or newline in the name, an
+// The server's `[[...]]` (core/rules/references.py): no brackets or newline in the name, an
 // optional `|label`.
 const WIKI = /\[\[([^[\]|\n]*)(?:\|([^[\]\n]*))?\]\]/y;
 const MEM_PREFIX = "mem:";

@@ -19,11 +19,11 @@ from memory_ls.config import (
     explain_layers,
     merge_layers,
 )
-from memory_ls.core.errors import InvalidArguments, MemoryStoreError
-from memory_ls.core.folders import StoreConfig, resolve_store_config
-from memory_ls.core.formats import FORMATS, has_findings, render, summary_line
-from memory_ls.core.fulltext import SearchIndex, start_file_helper
-from memory_ls.core.related import supersede_note
+from memory_ls.core.rules.errors import InvalidArguments, MemoryStoreError
+from memory_ls.core.services.formats import FORMATS, has_findings, render, summary_line
+from memory_ls.core.services.fulltext import SearchIndex, start_file_helper
+from memory_ls.core.services.related import supersede_note
+from memory_ls.core.storage.folders import StoreConfig, resolve_store_config
 from memory_ls.core.store import Store
 from memory_ls.project_file import ProjectFile, load_project, store_root
 
@@ -536,7 +536,7 @@ def _dispatch(
     if command == "git-setup":
         return _git_setup(args, store.config, stdout, stderr)
     if command == "graph":
-        from memory_ls.core.graph import graph_summary, store_graph
+        from memory_ls.core.operations.graph import graph_summary, store_graph
 
         payload = store_graph(store, _graph_query(args))
         print(json.dumps(payload) if args.json else graph_summary(payload), file=stdout)
@@ -584,7 +584,7 @@ def _dispatch(
             mode="all_words" if args.all_words else "relevance",
         )
     elif command == "about":
-        from memory_ls.core.mentions import memories_about
+        from memory_ls.core.operations.mentions import memories_about
 
         result = memories_about(store, args.target, args.limit)
     elif command == "history":
@@ -601,7 +601,9 @@ def _dispatch(
         raise UsageError(f"unknown command {command}")
     findings = ""
     if command in ("save", "edit", "move"):
-        from memory_ls.core.report import answer_with_findings  # rapidfuzz, git: writes only
+        from memory_ls.core.operations.report import (
+            answer_with_findings,  # rapidfuzz, git: writes only
+        )
 
         # The writer learns what `check` would say of the memory it touched.
         result, findings = answer_with_findings(store, result)
@@ -615,7 +617,7 @@ def _dispatch(
 
 
 def _graph_query(args: argparse.Namespace) -> Any:
-    from memory_ls.core.graph import DEFAULT_LIMIT, GraphQuery
+    from memory_ls.core.operations.graph import DEFAULT_LIMIT, GraphQuery
 
     return GraphQuery(
         folder=args.folder,
@@ -653,7 +655,7 @@ def _edit(args: argparse.Namespace, store: Store, stdin: TextIO) -> dict[str, An
 
 
 def _check(args: argparse.Namespace, store: Store, stdout: TextIO, stderr: TextIO) -> int:
-    from memory_ls.core.check import check_store
+    from memory_ls.core.operations.check import check_store
 
     for path in args.paths:
         if not os.path.exists(path):
@@ -699,7 +701,7 @@ def _check(args: argparse.Namespace, store: Store, stdout: TextIO, stderr: TextI
 
 
 def _changes(args: argparse.Namespace, store: Store, stdout: TextIO, stderr: TextIO) -> int:
-    from memory_ls.core.changes import changes_json, changes_text, memory_changes
+    from memory_ls.core.operations.changes import changes_json, changes_text, memory_changes
 
     fmt = "json" if args.json else args.report_format
     if args.json and args.report_format not in ("text", "json"):
@@ -732,7 +734,7 @@ def _changes(args: argparse.Namespace, store: Store, stdout: TextIO, stderr: Tex
 
 def _merge_driver(args: argparse.Namespace, stderr: TextIO) -> int:
     """Merge one memory for git: the result in OURS; 0 when clean, 1 with conflicts marked."""
-    from memory_ls.core.merge import MergeFailed, conflict_style_of_repository, merge_files
+    from memory_ls.core.services.merge import MergeFailed, conflict_style_of_repository, merge_files
 
     style = args.conflict_style or conflict_style_of_repository(os.getcwd())
     try:
@@ -759,7 +761,7 @@ def _merge_driver(args: argparse.Namespace, stderr: TextIO) -> int:
 def _git_setup(
     args: argparse.Namespace, config: StoreConfig, stdout: TextIO, stderr: TextIO
 ) -> int:
-    from memory_ls.core.git_setup import GitSetupError, driver_command, install, uninstall
+    from memory_ls.core.services.git_setup import GitSetupError, driver_command, install, uninstall
 
     try:
         if args.uninstall:
@@ -823,7 +825,7 @@ def _import(
 ) -> dict[str, Any]:
     if args.source == "records":
         return store.import_records(_load_records(args.file, stdin), overwrite=args.overwrite)
-    from memory_ls.core.aicoder_import import import_aicoder
+    from memory_ls.core.operations.aicoder_import import import_aicoder
 
     if not os.path.exists(args.file):
         raise UsageError(f"no such file or folder: {args.file}")

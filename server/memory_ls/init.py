@@ -12,8 +12,8 @@ from typing import Any, TextIO
 import attrs
 
 from memory_ls.config import Layer, merge_layers
-from memory_ls.core.folders import detect_layout, resolve_store_config
-from memory_ls.core.git import work_tree_top
+from memory_ls.core.storage.folders import detect_layout, resolve_store_config
+from memory_ls.core.storage.git import work_tree_top
 from memory_ls.project_file import (
     DEFAULT_FILE_NAME,
     ProjectFile,
@@ -129,7 +129,7 @@ def project_step(
 
 def git_step(report: InitReport, project: ProjectFile, flags: Layer) -> None:
     """Run git-setup for the store the project file defines."""
-    from memory_ls.core.git_setup import GitSetupError, driver_command, install
+    from memory_ls.core.services.git_setup import GitSetupError, driver_command, install
 
     if work_tree_top(project.directory) is None:
         report.add("git-setup", "skipped", None, "not a git repository")

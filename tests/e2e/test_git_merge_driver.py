@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from memory_ls.core.document import parse_document
-from memory_ls.core.git_setup import FALLBACK
+from memory_ls.core.rules.document import parse_document
+from memory_ls.core.services.git_setup import FALLBACK
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

@@ -9,7 +9,7 @@ from e2e_support import Session, make_workspace, session
 from lsprotocol import types
 from navigation_support import code_actions
 
-from memory_ls.core.gate import version_of
+from memory_ls.core.storage.gate import version_of
 
 
 async def quick_fixes(server: Session, uri: str) -> list[types.CodeAction]:

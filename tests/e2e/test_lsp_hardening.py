@@ -27,7 +27,7 @@ EXIT_DEADLINE = 2.0
 LOCK_HOLDER = textwrap.dedent(
     """
     import sys
-    from memory_ls.core.fsio import folder_lock
+    from memory_ls.core.storage.fsio import folder_lock
 
     with folder_lock(sys.argv[1]):
         print("held", flush=True)

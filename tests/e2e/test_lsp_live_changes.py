@@ -260,7 +260,7 @@ async def test_an_event_seen_by_both_sources_is_handled_once(server: Session) ->
 
 
 async def test_a_folder_made_in_a_memory_folder_that_held_none(tmp_path: Path) -> None:
-    """A memory folder that holds no folder is watched flat (core/watching.py: no walk of
+    """A memory folder that holds no folder is watched flat (core/storage/watching.py: no walk of
     its files first); a topic folder made in it later is read, and from then on it is
     watched whole: a file written in the new folder afterwards is seen too."""
     ws = make_workspace(tmp_path)

@@ -20,7 +20,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent, Tool
 
-from memory_ls.core.gate import version_of
+from memory_ls.core.storage.gate import version_of
 
 # Serena 2.1.0's six memory tools, then memory-ls's own.
 # A change made behind the server's back shows once its watch reported it (within a

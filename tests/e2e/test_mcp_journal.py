@@ -1,5 +1,5 @@
 """`memory-ls mcp` alone (no editor) journals the changes it sees on disk, and its own
-writes under the name of the client that made them (core/live.py, mcp/server.py)."""
+writes under the name of the client that made them (core/operations/live.py, mcp/server.py)."""
 
 from __future__ import annotations
 

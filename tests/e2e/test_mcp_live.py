@@ -1,4 +1,5 @@
-"""`memory-ls mcp` keeps its indexes live with a watch over the memory folders (core/live.py).
+"""`memory-ls mcp` keeps its indexes live with a watch over the memory folders
+(core/operations/live.py).
 
 Changes made by other processes show in the next call once the watch reported them (the
 tests poll the tool until a deadline); the server's own writes show at once; without a

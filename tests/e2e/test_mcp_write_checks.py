@@ -16,8 +16,8 @@ from typing import Any
 from test_mcp import Workspace, call, mcp_server, ok, refused, text_of
 from test_mcp import ws as ws  # the fixture, shared with test_mcp
 
-from memory_ls.core.gate import version_of
-from memory_ls.core.journal import Journal
+from memory_ls.core.services.journal import Journal
+from memory_ls.core.storage.gate import version_of
 
 AWS_KEY = "AKIA" + "Q3EXAMPLEKEY7XYZ"
 STRIPE_KEY = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"

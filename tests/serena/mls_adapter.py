@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from memory_ls.config import Settings
-from memory_ls.core.errors import MemoryStoreError
-from memory_ls.core.folders import resolve_store_config
+from memory_ls.core.rules.errors import MemoryStoreError
+from memory_ls.core.storage.folders import resolve_store_config
 from memory_ls.core.store import Store
 from memory_ls.mcp.tools.writing import check_max_chars
 

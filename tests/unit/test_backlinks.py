@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 from pygls.uris import from_fs_path
 from test_index import fresh, make_config, write
 
-from memory_ls.core import index as index_module
-from memory_ls.core.backlinks import SERENA_MARK, LinkIndex, link_keys, serena_key
-from memory_ls.core.index import MemoryIndex
-from memory_ls.core.navigation import LargeFileReferences, texts_with_references
-from memory_ls.core.references import find_references, serena_mem_references
+from memory_ls.core.operations.navigation import LargeFileReferences, texts_with_references
+from memory_ls.core.rules.references import find_references, serena_mem_references
+from memory_ls.core.services import index as index_module
+from memory_ls.core.services.backlinks import SERENA_MARK, LinkIndex, link_keys, serena_key
+from memory_ls.core.services.index import MemoryIndex
 from memory_ls.lsp.targets import file_uri
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from store_helpers import Workspace
 
-from memory_ls.core.changes import (
+from memory_ls.core.operations.changes import (
     EMPTY_TREE,
     WORD_DIFF_CHARS,
     WORD_DIFF_HUNKS,
@@ -24,7 +24,7 @@ from memory_ls.core.changes import (
     parse_name_status,
     word_diff_of,
 )
-from memory_ls.core.errors import InvalidArguments
+from memory_ls.core.rules.errors import InvalidArguments
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "Test",

@@ -1,11 +1,12 @@
-"""Unresolved merge conflicts in memories (core/conflicts.py): found, reported, warned about."""
+"""Unresolved merge conflicts in memories (core/rules/conflicts.py): found, reported,
+warned about."""
 
 from __future__ import annotations
 
 from store_helpers import Workspace
 
-from memory_ls.core.check import check_store
-from memory_ls.core.conflicts import ConflictBlock, find_conflicts, resolution
+from memory_ls.core.operations.check import check_store
+from memory_ls.core.rules.conflicts import ConflictBlock, find_conflicts, resolution
 
 BODY_CONFLICT = """# Deploy
 

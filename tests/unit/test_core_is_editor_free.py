@@ -32,7 +32,7 @@ def test_no_core_module_imports_editor_packages() -> None:
 
 def test_importing_the_core_and_cli_loads_no_editor_package() -> None:
     code = (
-        "import sys, memory_ls.core, memory_ls.core.diagnostics, memory_ls.cli;"
+        "import sys, memory_ls.core, memory_ls.core.services.diagnostics, memory_ls.cli;"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pygls', 'lsprotocol')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from store_helpers import Workspace
 
 from memory_ls.core import check_store
-from memory_ls.core.diagnostics import Diagnostic
-from memory_ls.core.disk_check import DiskDiagnostics
-from memory_ls.core.index import MemoryIndex
+from memory_ls.core.operations.disk_check import DiskDiagnostics
+from memory_ls.core.services.diagnostics import Diagnostic
+from memory_ls.core.services.index import MemoryIndex
 
 
 def codes_of(path: str, found: list[Diagnostic], text: str | None) -> tuple[str, ...]:

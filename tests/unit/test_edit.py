@@ -7,7 +7,7 @@ import time
 import pytest
 from store_helpers import Workspace
 
-from memory_ls.core.gate import version_of
+from memory_ls.core.storage.gate import version_of
 
 BODY = "# Notes\nversion 1.2 (beta)\nsee a.b(c) here\nTODO one\nTODO two\n"
 
@@ -105,7 +105,7 @@ def test_no_match_and_bad_regex_change_nothing(notes: Workspace) -> None:
 def test_a_regex_that_backtracks_without_end_is_stopped(
     ws: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memory_ls.core import replace as replace_module
+    from memory_ls.core.rules import replace as replace_module
 
     monkeypatch.setattr(replace_module, "REGEX_TIMEOUT_SECONDS", 0.2)
     ws.write(ws.primary / "long.md", "a" * 60 + "b\n")

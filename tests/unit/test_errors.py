@@ -12,7 +12,7 @@ import pytest
 from store_helpers import Workspace
 
 from memory_ls.core import ERROR_CODES, MemoryStoreError, Store
-from memory_ls.core.errors import (
+from memory_ls.core.rules.errors import (
     AmbiguousMatch,
     Exists,
     Ignored,
@@ -241,7 +241,10 @@ REFUSALS["io-error"] = [
     ("edit", _os_refuses(lambda s: s.edit("notes", content="x"), "os.fsync", errno.EIO)),
     ("delete", _os_refuses(lambda s: s.delete("notes"), "os.unlink", errno.EROFS)),
     ("move", _os_refuses(lambda s: s.move("notes", "renamed"), "os.replace", errno.EDQUOT)),
-    ("read", _os_refuses(lambda s: s.read("notes"), "memory_ls.core.fsio.open", errno.EACCES)),
+    (
+        "read",
+        _os_refuses(lambda s: s.read("notes"), "memory_ls.core.storage.fsio.open", errno.EACCES),
+    ),
 ]
 
 ERROR_CLASSES = {

@@ -19,8 +19,8 @@ import pytest
 
 from memory_ls import __version__
 from memory_ls.config import DIAGNOSTIC_CODES
-from memory_ls.core.diagnostics import Diagnostic
-from memory_ls.core.formats import (
+from memory_ls.core.services.diagnostics import Diagnostic
+from memory_ls.core.services.formats import (
     display_path,
     escape_data,
     escape_property,

@@ -14,8 +14,14 @@ from hypothesis import strategies as st
 from store_helpers import Workspace
 
 from memory_ls.core import check_store
-from memory_ls.core.document import parse_document, quick_load, render, update_document, with_keys
-from memory_ls.core.replace import rewrite_mem_references
+from memory_ls.core.rules.document import (
+    parse_document,
+    quick_load,
+    render,
+    update_document,
+    with_keys,
+)
+from memory_ls.core.rules.replace import rewrite_mem_references
 
 STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 OLD = "2020-01-02T03:04:05Z"

@@ -1,4 +1,4 @@
-"""The full-text index (core/fulltext.py): the query language, both ways of answering
+"""The full-text index (core/services/fulltext.py): the query language, both ways of answering
 (the index, and reading every memory) agreeing, staleness, rebuilds and a cache that
 is corrupt, locked or cannot be written."""
 
@@ -19,12 +19,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from store_helpers import Workspace
 
-from memory_ls.core import Store, fulltext, relevance
-from memory_ls.core.errors import InvalidArguments
-from memory_ls.core.fulltext import Part, SearchIndex, parse_query, search_index_path
-from memory_ls.core.index import MemoryIndex
-from memory_ls.core.listing import ScanCache
-from memory_ls.core.relevance import ALL_WORDS, RELEVANCE, RoughRanker, ScanRanker, rows_of
+from memory_ls.core import Store
+from memory_ls.core.rules.errors import InvalidArguments
+from memory_ls.core.services import fulltext, relevance
+from memory_ls.core.services.fulltext import Part, SearchIndex, parse_query, search_index_path
+from memory_ls.core.services.index import MemoryIndex
+from memory_ls.core.services.relevance import ALL_WORDS, RELEVANCE, RoughRanker, ScanRanker, rows_of
+from memory_ls.core.storage.listing import ScanCache
 
 Search = Callable[..., list[dict[str, Any]]]
 
@@ -679,7 +680,7 @@ def test_a_superseded_memory_ranks_right_after_the_one_that_replaces_it(ws: Work
 
 
 def test_light_stemming_takes_off_inflections_only() -> None:
-    from memory_ls.core.stemming import stem
+    from memory_ls.core.rules.stemming import stem
 
     same = [
         ("retries", "retry", "retried", "retrying"),
@@ -927,7 +928,7 @@ _WORDS = ["okapi", "notes", "about", "cache", "caches", "Café", "cafe", "auth",
 def test_the_rough_order_keeps_every_memory_a_scan_finds(
     texts: list[str], query: str, quoted: bool, mode: str
 ) -> None:
-    """What a search during the first indexing reads first (core/relevance.py
+    """What a search during the first indexing reads first (core/services/relevance.py
     `RoughRanker`) holds every memory that the scan of every file ranks."""
     parsed = parse_query(f'"{query}"' if quoted else query, mode)
     rough, scan = RoughRanker(parsed), ScanRanker(parsed)

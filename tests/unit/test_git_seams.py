@@ -14,10 +14,10 @@ from store_helpers import Workspace
 
 from memory_ls.cli import run
 from memory_ls.core import check_store
-from memory_ls.core.diagnostics import Diagnostic
-from memory_ls.core.disk_check import DiskDiagnostics
-from memory_ls.core.index import MemoryIndex
-from memory_ls.core.merge_driver_check import (
+from memory_ls.core.operations.disk_check import DiskDiagnostics
+from memory_ls.core.services.diagnostics import Diagnostic
+from memory_ls.core.services.index import MemoryIndex
+from memory_ls.core.services.merge_driver_check import (
     CODE,
     DriverState,
     attribute_spans,
@@ -170,7 +170,7 @@ def merge_files_of(tmp_path: Path) -> tuple[str, str, str]:
 def test_a_write_that_fails_leaves_ours_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memory_ls.core import merge
+    from memory_ls.core.services import merge
 
     base, ours, theirs = merge_files_of(tmp_path)
 
@@ -192,7 +192,7 @@ def test_the_driver_exits_2_on_any_failure_and_leaves_ours(
 ) -> None:
     """Exit 1 means "conflicts marked in OURS"; a failure is 2, which the command
     git-setup registers answers with git's own text merge."""
-    from memory_ls.core import merge
+    from memory_ls.core.services import merge
 
     base, ours, theirs = merge_files_of(tmp_path)
 

@@ -1,4 +1,4 @@
-"""What `memory-ls git-setup` writes (core/git_setup.py), on text and paths."""
+"""What `memory-ls git-setup` writes (core/services/git_setup.py), on text and paths."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from store_helpers import Workspace
 
-from memory_ls.core.git_setup import (
+from memory_ls.core.services.git_setup import (
     COMMENT,
     FALLBACK,
     attribute_lines,

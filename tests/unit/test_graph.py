@@ -1,4 +1,4 @@
-"""The memory graph (core/graph.py): nodes, edges, flags and filters from the indexes."""
+"""The memory graph (core/operations/graph.py): nodes, edges, flags and filters from the indexes."""
 
 from __future__ import annotations
 
@@ -9,9 +9,7 @@ from typing import Any
 import pytest
 
 from memory_ls.config import FolderSetting, Settings
-from memory_ls.core.errors import InvalidArguments, NotFound
-from memory_ls.core.folders import StoreConfig, resolve_store_config
-from memory_ls.core.graph import (
+from memory_ls.core.operations.graph import (
     MISSING,
     ORPHAN,
     READ_ONLY,
@@ -23,7 +21,9 @@ from memory_ls.core.graph import (
     memory_graph,
     store_graph,
 )
-from memory_ls.core.index import MemoryIndex
+from memory_ls.core.rules.errors import InvalidArguments, NotFound
+from memory_ls.core.services.index import MemoryIndex
+from memory_ls.core.storage.folders import StoreConfig, resolve_store_config
 from memory_ls.core.store import Store
 
 

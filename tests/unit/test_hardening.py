@@ -17,12 +17,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_ls.config import Settings
-from memory_ls.core.check import check_store
-from memory_ls.core.diagnostics import SecretMemo
-from memory_ls.core.errors import InvalidEncoding
-from memory_ls.core.folders import resolve_store_config
-from memory_ls.core.fsio import is_temp_file
-from memory_ls.core.secrets import _PATTERNS, _PLACEHOLDER, SecretHit, find_secrets
+from memory_ls.core.operations.check import check_store
+from memory_ls.core.rules.errors import InvalidEncoding
+from memory_ls.core.rules.secrets import _PATTERNS, _PLACEHOLDER, SecretHit, find_secrets
+from memory_ls.core.services.diagnostics import SecretMemo
+from memory_ls.core.storage.folders import resolve_store_config
+from memory_ls.core.storage.fsio import is_temp_file
 from memory_ls.core.store import Store
 
 
@@ -36,7 +36,7 @@ SAVER = textwrap.dedent(
     """
     import sys
     from memory_ls.config import Settings
-    from memory_ls.core.folders import resolve_store_config
+    from memory_ls.core.storage.folders import resolve_store_config
     from memory_ls.core.store import Store
 
     root = sys.argv[1]

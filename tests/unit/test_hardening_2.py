@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from store_helpers import Workspace
 
-from memory_ls.core.diagnostics import NameIndex, editor_encoding_problem, text_diagnostics
-from memory_ls.core.index import MemoryIndex
+from memory_ls.core.services.diagnostics import NameIndex, editor_encoding_problem, text_diagnostics
+from memory_ls.core.services.index import MemoryIndex
 
 needs_symlinks = pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
 

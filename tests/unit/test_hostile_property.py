@@ -20,7 +20,7 @@ from store_helpers import Workspace, changed_paths, snapshot_tree
 
 from memory_ls.config import FolderSetting, Settings
 from memory_ls.core import MemoryStoreError, Store, resolve_store_config
-from memory_ls.core.errors import IoError
+from memory_ls.core.rules.errors import IoError
 
 TOKENS = [
     "a",

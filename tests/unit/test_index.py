@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory_ls.config import FolderSetting, Settings
-from memory_ls.core import index as index_module
-from memory_ls.core.folders import StoreConfig, resolve_store_config
-from memory_ls.core.index import MemoryIndex, make_preview
+from memory_ls.core.services import index as index_module
+from memory_ls.core.services.index import MemoryIndex, make_preview
+from memory_ls.core.storage.folders import StoreConfig, resolve_store_config
 from memory_ls.core.store import Store
 
 
@@ -370,7 +370,7 @@ def test_facts_are_cached_on_disk_by_path_size_and_time(tmp_path: Path) -> None:
 
 
 def test_facts_learnt_from_another_process_are_kept_and_cached(tmp_path: Path) -> None:
-    """The indexing worker's facts (core/fulltext.py) count as the file's own, and the
+    """The indexing worker's facts (core/services/fulltext.py) count as the file's own, and the
     cache written after them holds them: the next start reads no file again."""
     config = make_config(tmp_path)
     primary = Path(config.primary.path)

@@ -1,4 +1,4 @@
-"""The flat inotify watch (core/inotify.py): the changes watchfiles reports, no reads."""
+"""The flat inotify watch (core/storage/inotify.py): the changes watchfiles reports, no reads."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_ls.core import inotify, watching
+from memory_ls.core.storage import inotify, watching
 
 pytestmark = pytest.mark.skipif(not inotify.available(), reason="Linux inotify only")
 

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from store_helpers import Workspace
 
-from memory_ls.core import fsio
-from memory_ls.core.errors import IoError, MemoryStoreError
+from memory_ls.core.rules.errors import IoError, MemoryStoreError
+from memory_ls.core.storage import fsio
 from memory_ls.lsp.commands import refusal
 
 

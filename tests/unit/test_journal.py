@@ -13,8 +13,8 @@ import pytest
 from store_helpers import Workspace
 
 from memory_ls.core import Store
-from memory_ls.core.gate import version_of
-from memory_ls.core.journal import Journal, journal_path
+from memory_ls.core.services.journal import Journal, journal_path
+from memory_ls.core.storage.gate import version_of
 
 SECRET = "token: ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
@@ -179,7 +179,7 @@ def test_possible_secrets_are_withheld_where_the_store_refuses_them(ws: Workspac
 
 WORKER = r"""
 import sys
-from memory_ls.core.journal import Journal
+from memory_ls.core.services.journal import Journal
 
 path, tag, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 journal = Journal(path)
@@ -325,7 +325,7 @@ def test_one_journal_per_store_root_whatever_the_folders(ws: Workspace) -> None:
 
 
 def test_history_kept_per_set_of_folders_is_carried_over_once(ws: Workspace) -> None:
-    from memory_ls.core.journal import legacy_journal_path
+    from memory_ls.core.services.journal import legacy_journal_path
 
     config = ws.store(global_enabled=False).config
     old = Journal(legacy_journal_path(config))

@@ -1,4 +1,4 @@
-"""Changes seen on disk (core/journal.py: `observe`, `sync_baseline`): journaled against
+"""Changes seen on disk (core/services/journal.py: `observe`, `sync_baseline`): journaled against
 each memory's bytes as last seen, once whoever sees them, the Store's own never twice."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pytest
 from store_helpers import Workspace
 
 from memory_ls.core import Store
-from memory_ls.core.errors import TooLarge
-from memory_ls.core.journal import (
+from memory_ls.core.rules.errors import TooLarge
+from memory_ls.core.services.journal import (
     MAX_KEPT_FILE_BYTES,
     Journal,
     observe_paths,

@@ -1,4 +1,4 @@
-"""One memory's links both ways (core/link_view.py): every linking line, from the link
+"""One memory's links both ways (core/operations/link_view.py): every linking line, from the link
 index and the open texts; every outgoing reference, resolved or broken."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from pathlib import Path
 
 from test_index import fresh, make_config, write
 
-from memory_ls.core.link_view import backlinks, index_resolver, outgoing_links
+from memory_ls.core.operations.link_view import backlinks, index_resolver, outgoing_links
 
 
 def test_backlinks_list_every_linking_line_of_every_file(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""core/listing.py and the store's paged listing: titles, groups, cursors, kept scans."""
+"""core/storage/listing.py and the store's paged listing: titles, groups, cursors, kept scans."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import pytest
 from store_helpers import Workspace
 
 from memory_ls.core import Store
-from memory_ls.core.errors import InvalidArguments
-from memory_ls.core.listing import ScanCache, decode_cursor, encode_cursor, group_names
-from memory_ls.core.memory import scan_folder
-from memory_ls.core.titles import title_of
+from memory_ls.core.rules.errors import InvalidArguments
+from memory_ls.core.rules.titles import title_of
+from memory_ls.core.storage.listing import ScanCache, decode_cursor, encode_cursor, group_names
+from memory_ls.core.storage.memory import scan_folder
 
-# Long enough ago that a directory counts as settled (core/listing.py RACY_NS is 2 s).
+# Long enough ago that a directory counts as settled (core/storage/listing.py RACY_NS is 2 s).
 LONG_AGO_NS = 1_600_000_000 * 10**9
 
 

@@ -1,4 +1,5 @@
-"""core/live.py: a store's indexes kept live by a watch (the MCP server's), on real files."""
+"""core/operations/live.py: a store's indexes kept live by a watch (the MCP server's),
+on real files."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from collections.abc import Callable, Iterator
 import pytest
 from store_helpers import Workspace
 
-from memory_ls.core.backlinks import serena_key
-from memory_ls.core.live import WARM_STEP_FILES, LiveStore
-from memory_ls.core.memory import Resolved
+from memory_ls.core.operations.live import WARM_STEP_FILES, LiveStore
+from memory_ls.core.services.backlinks import serena_key
+from memory_ls.core.storage.memory import Resolved
 from memory_ls.core.store import Store
 
 DEADLINE_SECONDS = 10.0
@@ -101,7 +102,7 @@ def test_renames_find_referrers_before_every_file_s_links_are_known(ws: Workspac
 def test_a_folder_made_in_a_folder_that_held_none_is_watched_whole(
     live: tuple[LiveStore, Store], ws: Workspace
 ) -> None:
-    """The additional folder holds no folder, so it is watched flat (core/watching.py); a
+    """The additional folder holds no folder, so it is watched flat (core/storage/watching.py); a
     topic folder made there is read, and files written in it afterwards are seen too."""
     watched, disk = live
     feature = ws.root / "shared" / "feature"

@@ -1,4 +1,4 @@
-"""Which memories mention a path or a symbol (core/mentions.py), through the full-text
+"""Which memories mention a path or a symbol (core/operations/mentions.py), through the full-text
 index and by reading every memory, on real files."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pytest
 from store_helpers import Workspace
 
 from memory_ls.core import Store
-from memory_ls.core.errors import InvalidArguments
-from memory_ls.core.fulltext import SearchIndex
-from memory_ls.core.mentions import memories_about, parse_target
+from memory_ls.core.operations.mentions import memories_about, parse_target
+from memory_ls.core.rules.errors import InvalidArguments
+from memory_ls.core.services.fulltext import SearchIndex
 
 About = Callable[..., dict[str, Any]]
 

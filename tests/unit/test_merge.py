@@ -1,4 +1,5 @@
-"""Three-way merge of memories (core/merge.py): frontmatter key by key, the body as text."""
+"""Three-way merge of memories (core/services/merge.py): frontmatter key by key, the body
+as text."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory_ls.core.conflicts import find_conflicts
-from memory_ls.core.document import parse_document
-from memory_ls.core.merge import (
+from memory_ls.core.rules.conflicts import find_conflicts
+from memory_ls.core.rules.document import parse_document
+from memory_ls.core.services.merge import (
     MISSING,
     Labels,
     merge_memory,

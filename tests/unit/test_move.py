@@ -8,9 +8,9 @@ from pathlib import Path
 from store_helpers import Workspace
 
 from memory_ls.core import Store
-from memory_ls.core.backlinks import serena_key
-from memory_ls.core.index import MemoryIndex
-from memory_ls.core.references import find_references
+from memory_ls.core.rules.references import find_references
+from memory_ls.core.services.backlinks import serena_key
+from memory_ls.core.services.index import MemoryIndex
 
 REFERRER = """---
 tags: [links]

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from store_helpers import Workspace
 
-from memory_ls.core import Store, fulltext
-from memory_ls.core.backlinks import serena_key
-from memory_ls.core.fulltext import SearchIndex
+from memory_ls.core import Store
+from memory_ls.core.services import fulltext
+from memory_ls.core.services.backlinks import serena_key
+from memory_ls.core.services.fulltext import SearchIndex
 
 PLAIN = 30
 

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from store_helpers import Workspace, changed_paths
 
 from memory_ls.core import Store
-from memory_ls.core.errors import InvalidName, NotFound
-from memory_ls.core.names import (
+from memory_ls.core.rules.errors import InvalidName, NotFound
+from memory_ls.core.rules.names import (
     WINDOWS_RESERVED,
     caps_prefixes,
     explain_name,

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 from store_helpers import Workspace
 
-from memory_ls.core.names import did_you_mean
-from memory_ls.core.navigation import (
+from memory_ls.core.operations.navigation import (
     headings,
     moved_files,
     name_span,
@@ -21,7 +20,8 @@ from memory_ls.core.navigation import (
     reference_replacements,
     references_in_files,
 )
-from memory_ls.core.references import find_references
+from memory_ls.core.rules.names import did_you_mean
+from memory_ls.core.rules.references import find_references
 
 NAMES = ["suggested_commands", "style_guide", "project_overview", "FEATURE_checkout", "SPEC_api"]
 

@@ -7,7 +7,7 @@ import time
 import pytest
 from store_helpers import Workspace
 
-from memory_ls.core.errors import NotFound
+from memory_ls.core.rules.errors import NotFound
 
 
 def _refused(call: object) -> NotFound:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory_ls.core.references import find_references, in_fenced_code, rewrite_references
+from memory_ls.core.rules.references import find_references, in_fenced_code, rewrite_references
 
 TEXT = """---
 see: "[[in_frontmatter]]"

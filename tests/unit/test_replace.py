@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_ls.core import replace
-from memory_ls.core.errors import AmbiguousMatch, InvalidArguments, MemoryStoreError, NoMatch
-from memory_ls.core.replace import replace_text, rewrite_mem_references
+from memory_ls.core.rules import replace
+from memory_ls.core.rules.errors import AmbiguousMatch, InvalidArguments, MemoryStoreError, NoMatch
+from memory_ls.core.rules.replace import replace_text, rewrite_mem_references
 
 # (content, needle, repl, mode, allow_multiple, what Serena 2.1.0 gives)
 SERENA_CASES = {

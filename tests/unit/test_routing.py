@@ -8,7 +8,7 @@ import pytest
 from store_helpers import Workspace, changed_paths
 
 from memory_ls.core import Store
-from memory_ls.core.gate import version_of
+from memory_ls.core.storage.gate import version_of
 
 PRIMARY = "primary"
 

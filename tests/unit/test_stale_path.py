@@ -12,17 +12,17 @@ from typing import Any
 import pytest
 
 from memory_ls.config import Layer, merge_layers
-from memory_ls.core.context_limits import CONTEXT_LIMITS, effective_limit
-from memory_ls.core.diagnostics import PathMemo
-from memory_ls.core.folders import resolve_store_config
-from memory_ls.core.git import RenameHistory
-from memory_ls.core.stale_paths import (
+from memory_ls.core.rules.context_limits import CONTEXT_LIMITS, effective_limit
+from memory_ls.core.rules.stale_paths import (
     PathMention,
     Suggestion,
     find_path_mentions,
     suggest_paths,
     write_like,
 )
+from memory_ls.core.services.diagnostics import PathMemo
+from memory_ls.core.storage.folders import resolve_store_config
+from memory_ls.core.storage.git import RenameHistory
 
 NOTE = """\
 ---

@@ -11,9 +11,9 @@ from pathlib import Path
 from store_helpers import Workspace
 
 from memory_ls.core import Diagnostic, Store, check_store
-from memory_ls.core.diagnostics import text_diagnostics
-from memory_ls.core.disk_check import DiskDiagnostics
-from memory_ls.core.index import MemoryIndex
+from memory_ls.core.operations.disk_check import DiskDiagnostics
+from memory_ls.core.services.diagnostics import text_diagnostics
+from memory_ls.core.services.index import MemoryIndex
 
 
 def _superseded(found: list[Diagnostic], ws: Workspace) -> list[tuple[str, str, int, str]]:

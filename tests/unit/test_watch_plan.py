@@ -1,4 +1,4 @@
-"""Which folders are watched flat (core/watching.py `watch_plan`): those holding no folder,
+"""Which folders are watched flat (core/storage/watching.py `watch_plan`): those holding no folder,
 whose watch becomes recursive when one appears (`appeared_folders`)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from memory_ls.core.watching import appeared_folders, flat_folders, watch_plan
+from memory_ls.core.storage.watching import appeared_folders, flat_folders, watch_plan
 
 
 def test_a_folder_holding_no_folder_is_watched_flat(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from memory_ls.core import watching
+from memory_ls.core.storage import watching
 
 
 class FakeNotifier:

@@ -8,17 +8,17 @@ from pathlib import Path
 import pytest
 
 from memory_ls.config import FolderSetting, Settings
-from memory_ls.core.errors import (
+from memory_ls.core.operations.report import change_findings, findings_text
+from memory_ls.core.rules.errors import (
     Exists,
     InvalidEncoding,
     InvalidFrontmatter,
     PossibleSecret,
     VersionConflict,
 )
-from memory_ls.core.folders import resolve_store_config
-from memory_ls.core.gate import decode_for_read, version_of
-from memory_ls.core.memory import Change
-from memory_ls.core.report import change_findings, findings_text
+from memory_ls.core.storage.folders import resolve_store_config
+from memory_ls.core.storage.gate import decode_for_read, version_of
+from memory_ls.core.storage.memory import Change
 from memory_ls.core.store import Store
 
 AWS_KEY = "AKIA" + "Q3EXAMPLEKEY7XYZ"

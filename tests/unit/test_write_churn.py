@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from store_helpers import Workspace
 
-from memory_ls.core.document import key_span
+from memory_ls.core.rules.document import key_span
 
 FRONTMATTER = """---
 title: "Deploy notes"

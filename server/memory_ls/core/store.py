@@ -2,7 +2,7 @@
 
 Operations look at the disk, not at a cache, so a long-lived server and a CLI process
 always agree on what exists; listings come from a directory scan (kept between calls by a
-ScanCache only while no directory changed, core/listing.py).
+ScanCache only while no directory changed, core/storage/listing.py).
 """
 
 from __future__ import annotations
@@ -18,9 +18,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from memory_ls.core.backlinks import serena_key
-from memory_ls.core.conflicts import conflict_warning
-from memory_ls.core.document import (
+from memory_ls.core.rules.conflicts import conflict_warning
+from memory_ls.core.rules.document import (
     Document,
     carry_keys,
     iso,
@@ -31,7 +30,7 @@ from memory_ls.core.document import (
     update_document,
     with_keys,
 )
-from memory_ls.core.errors import (
+from memory_ls.core.rules.errors import (
     Exists,
     Ignored,
     InvalidArguments,
@@ -43,40 +42,7 @@ from memory_ls.core.errors import (
     ReadOnly,
     TooLarge,
 )
-from memory_ls.core.folders import Folder, StoreConfig
-from memory_ls.core.fsio import (
-    atomic_write,
-    ensure_folder,
-    folder_lock,
-    is_within,
-    read_bytes,
-    read_text,
-    remove_file,
-    remove_leftovers,
-    utf8_or_none,
-)
-from memory_ls.core.fulltext import SearchIndex, Unindexed
-from memory_ls.core.gate import check_content, check_version, decode_for_read, version_of
-from memory_ls.core.journal import MAX_KEPT_FILE_BYTES, Entry, Journal
-from memory_ls.core.listing import (
-    ScanCache,
-    check_limit,
-    continued_filters,
-    decode_cursor,
-    encode_cursor,
-    group_names,
-    sort_key,
-)
-from memory_ls.core.memory import (
-    LISTING_READ_LIMIT,
-    Change,
-    MemoryFile,
-    MovePlan,
-    Resolved,
-    resolve_files,
-    scan_folder,
-)
-from memory_ls.core.names import (
+from memory_ls.core.rules.names import (
     GLOBAL_PREFIX,
     ParsedName,
     closest_query,
@@ -88,9 +54,15 @@ from memory_ls.core.names import (
     qualify,
     words_of,
 )
-from memory_ls.core.references import rename_references
-from memory_ls.core.related import related_memories, successors
-from memory_ls.core.relevance import (
+from memory_ls.core.rules.references import rename_references
+from memory_ls.core.rules.replace import replace_text
+from memory_ls.core.rules.supersede import Successor, relations
+from memory_ls.core.rules.titles import title_of
+from memory_ls.core.services.backlinks import serena_key
+from memory_ls.core.services.fulltext import SearchIndex, Unindexed
+from memory_ls.core.services.journal import MAX_KEPT_FILE_BYTES, Entry, Journal
+from memory_ls.core.services.related import related_memories, successors
+from memory_ls.core.services.relevance import (
     RELEVANCE,
     Found,
     Query,
@@ -102,10 +74,38 @@ from memory_ls.core.relevance import (
     rows_of,
     scan_search,
 )
-from memory_ls.core.replace import replace_text
-from memory_ls.core.routing import route_new, unknown_prefix
-from memory_ls.core.supersede import Successor, relations
-from memory_ls.core.titles import title_of
+from memory_ls.core.storage.folders import Folder, StoreConfig
+from memory_ls.core.storage.fsio import (
+    atomic_write,
+    ensure_folder,
+    folder_lock,
+    is_within,
+    read_bytes,
+    read_text,
+    remove_file,
+    remove_leftovers,
+    utf8_or_none,
+)
+from memory_ls.core.storage.gate import check_content, check_version, decode_for_read, version_of
+from memory_ls.core.storage.listing import (
+    ScanCache,
+    check_limit,
+    continued_filters,
+    decode_cursor,
+    encode_cursor,
+    group_names,
+    sort_key,
+)
+from memory_ls.core.storage.memory import (
+    LISTING_READ_LIMIT,
+    Change,
+    MemoryFile,
+    MovePlan,
+    Resolved,
+    resolve_files,
+    scan_folder,
+)
+from memory_ls.core.storage.routing import route_new, unknown_prefix
 
 SCOPES = ("project", "global", "all")
 DEFAULT_SEARCH_LIMIT = 50
@@ -205,7 +205,7 @@ class Store:
         self.scan_cache = scan_cache
         # The full-text index for `search` (None: every search reads the memories).
         self.search_index = search_index
-        # The files that may hold any of some link keys (core/backlinks.py), from a link
+        # The files that may hold any of some link keys (core/services/backlinks.py), from a link
         # index (the language server's), or None when it cannot tell: a move then reads
         # only those. Without one, the full-text index names them (it compares the disk
         # with itself first); without either, a move reads every memory.
@@ -1214,7 +1214,7 @@ class Store:
 
         `mode` "relevance" (default) ranks every memory holding some of the words, those
         holding all first; "all_words" wants every word and phrase as written (see
-        core/relevance.py). The full-text index answers where it can; else every memory
+        core/services/relevance.py). The full-text index answers where it can; else every memory
         is read.
         """
         found = self.search_memories(query, tags, scope, limit, mode)

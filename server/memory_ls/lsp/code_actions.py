@@ -24,17 +24,17 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from memory_ls.core.conflicts import ConflictBlock, Side, find_conflicts, resolution
-from memory_ls.core.errors import Exists, InvalidArguments, MemoryStoreError
-from memory_ls.core.names import did_you_mean, split_qualified, valid_name_for
-from memory_ls.core.navigation import (
+from memory_ls.core.operations.navigation import (
     Replacement,
     name_span,
     plan_move_of,
     prefix_suggestions,
 )
-from memory_ls.core.references import Reference, find_references
-from memory_ls.core.report import answer_with_findings
+from memory_ls.core.operations.report import answer_with_findings
+from memory_ls.core.rules.conflicts import ConflictBlock, Side, find_conflicts, resolution
+from memory_ls.core.rules.errors import Exists, InvalidArguments, MemoryStoreError
+from memory_ls.core.rules.names import did_you_mean, split_qualified, valid_name_for
+from memory_ls.core.rules.references import Reference, find_references
 from memory_ls.lsp.commands import refusal
 from memory_ls.lsp.diagnostics import SOURCE
 from memory_ls.lsp.edits import (

@@ -14,9 +14,9 @@ from typing import Any
 from pygls.exceptions import JsonRpcException
 from pygls.uris import to_fs_path
 
-from memory_ls.core.errors import InvalidArguments, MemoryStoreError, NotFound
-from memory_ls.core.mentions import memories_about
-from memory_ls.core.report import answer_with_findings
+from memory_ls.core.operations.mentions import memories_about
+from memory_ls.core.operations.report import answer_with_findings
+from memory_ls.core.rules.errors import InvalidArguments, MemoryStoreError, NotFound
 from memory_ls.core.store import Store
 from memory_ls.lsp.server import MemoryServer
 
@@ -109,7 +109,7 @@ def _move(store: Store, args: dict[str, Any]) -> dict[str, Any]:
 
 def _changes(store: Store, args: dict[str, Any]) -> dict[str, Any]:
     """What `memory-ls changes --format json` prints; with `withText`, also its text form."""
-    from memory_ls.core.changes import changes_json, changes_text, memory_changes
+    from memory_ls.core.operations.changes import changes_json, changes_text, memory_changes
 
     report = memory_changes(store, args.get("rev"))
     result = changes_json(report)

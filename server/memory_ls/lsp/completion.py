@@ -19,10 +19,10 @@ from typing import Any
 
 from lsprotocol import types
 
-from memory_ls.core.index import Entry, MemoryIndex, Metadata
-from memory_ls.core.memory import MemoryFile
-from memory_ls.core.references import in_fenced_code
-from memory_ls.core.routing import routing_prefixes
+from memory_ls.core.rules.references import in_fenced_code
+from memory_ls.core.services.index import Entry, MemoryIndex, Metadata
+from memory_ls.core.storage.memory import MemoryFile
+from memory_ls.core.storage.routing import routing_prefixes
 from memory_ls.lsp.protocol import JsonText
 from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.targets import wait_for_names

@@ -15,16 +15,16 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
-from memory_ls.core.diagnostics import (
+from memory_ls.core.operations.duplicates import near_duplicate_diagnostics
+from memory_ls.core.rules.supersede import Relations
+from memory_ls.core.services.diagnostics import (
     Diagnostic,
     LineScans,
     apply_severities,
     editor_encoding_problem,
     text_diagnostics,
 )
-from memory_ls.core.duplicates import near_duplicate_diagnostics
-from memory_ls.core.index import MemoryIndex, Update
-from memory_ls.core.supersede import Relations
+from memory_ls.core.services.index import MemoryIndex, Update
 from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.text import client_range
 

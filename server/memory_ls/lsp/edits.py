@@ -8,10 +8,14 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
-from memory_ls.core.backlinks import serena_key
-from memory_ls.core.memory import MovePlan
-from memory_ls.core.navigation import Replacement, move_references, reference_replacements
-from memory_ls.core.references import Reference
+from memory_ls.core.operations.navigation import (
+    Replacement,
+    move_references,
+    reference_replacements,
+)
+from memory_ls.core.rules.references import Reference
+from memory_ls.core.services.backlinks import serena_key
+from memory_ls.core.storage.memory import MovePlan
 from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.targets import OpenText, file_uri, search
 from memory_ls.lsp.text import client_range

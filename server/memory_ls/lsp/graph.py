@@ -1,7 +1,7 @@
 """The memory graph over `workspace/executeCommand`: `memory.graph` and `memory.preview`.
 
 `memory.graph` answers from the name and link indexes and the workspace diagnostics'
-last reports (core/graph.py); the only files it reads are those changed since the
+last reports (core/operations/graph.py); the only files it reads are those changed since the
 indexing read them, when they are few (`MemoryIndex.learn_links`). `memory.preview` is
 one memory's first lines, for a hover in the graph (read once per file version).
 Arguments are checked and refusals sent as the store commands' are (lsp/commands.py).
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from memory_ls.core.errors import MemoryStoreError, NotFound
-from memory_ls.core.graph import DEFAULT_LIMIT, GraphCache, GraphQuery, memory_graph
+from memory_ls.core.operations.graph import DEFAULT_LIMIT, GraphCache, GraphQuery, memory_graph
+from memory_ls.core.rules.errors import MemoryStoreError, NotFound
 from memory_ls.lsp.commands import INTEGER, STRING, Command, check_arguments, refusal
 from memory_ls.lsp.protocol import RawJson
 from memory_ls.lsp.server import MemoryServer

@@ -8,12 +8,12 @@ import os
 
 from lsprotocol import types
 
-from memory_ls.core.document import iso
-from memory_ls.core.errors import MemoryStoreError
-from memory_ls.core.index import Entry
-from memory_ls.core.memory import MemoryFile
-from memory_ls.core.names import did_you_mean, name_problem
-from memory_ls.core.references import Reference
+from memory_ls.core.rules.document import iso
+from memory_ls.core.rules.errors import MemoryStoreError
+from memory_ls.core.rules.names import did_you_mean, name_problem
+from memory_ls.core.rules.references import Reference
+from memory_ls.core.services.index import Entry
+from memory_ls.core.storage.memory import MemoryFile
 from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.targets import cursor_at, resolve, shown_path, wait_for_names
 

@@ -1,4 +1,4 @@
-"""What changed, and undo: the journal (core/journal.py) over custom LSP requests.
+"""What changed, and undo: the journal (core/services/journal.py) over custom LSP requests.
 
 The server journals the changes it sees on disk that no Store of ours made (an agent or
 a tool writing files, `git pull`, the editor saving a file itself), against each
@@ -24,9 +24,9 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from memory_ls.core.errors import InvalidArguments, MemoryStoreError, NotFound
-from memory_ls.core.index import MemoryIndex, Update
-from memory_ls.core.journal import (
+from memory_ls.core.rules.errors import InvalidArguments, MemoryStoreError, NotFound
+from memory_ls.core.services.index import MemoryIndex, Update
+from memory_ls.core.services.journal import (
     Entry,
     Journal,
     observe_paths,

@@ -9,9 +9,7 @@ from typing import Any
 
 from pygls.uris import to_fs_path
 
-from memory_ls.core.errors import InvalidArguments, MemoryStoreError, NotFound, OutsideStore
-from memory_ls.core.fsio import read_utf8
-from memory_ls.core.link_view import (
+from memory_ls.core.operations.link_view import (
     Backlink,
     LinkLine,
     OutgoingLink,
@@ -19,9 +17,11 @@ from memory_ls.core.link_view import (
     index_resolver,
     outgoing_links,
 )
-from memory_ls.core.memory import MemoryFile
-from memory_ls.core.names import did_you_mean, normalize_input
-from memory_ls.core.navigation import LargeFileReferences
+from memory_ls.core.operations.navigation import LargeFileReferences
+from memory_ls.core.rules.errors import InvalidArguments, MemoryStoreError, NotFound, OutsideStore
+from memory_ls.core.rules.names import did_you_mean, normalize_input
+from memory_ls.core.storage.fsio import read_utf8
+from memory_ls.core.storage.memory import MemoryFile
 from memory_ls.core.store import check_scope
 from memory_ls.lsp.commands import STRING, Command, check_arguments, refusal
 from memory_ls.lsp.server import MemoryServer

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from memory_ls.core.references import find_references
+from memory_ls.core.rules.references import find_references
 from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.targets import document_text, file_uri, resolve, shown_path, wait_for_names
 from memory_ls.lsp.text import client_range

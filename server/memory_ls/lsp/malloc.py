@@ -37,7 +37,7 @@ def fix_mmap_threshold(threshold: int = MMAP_THRESHOLD) -> bool:
     """Keep glibc from raising its mmap threshold; whether it took.
 
     glibc raises the threshold to the size of each mapped block freed, so after one
-    search's 4 MiB of joined files (core/relevance.py) the next came from the heap, and
+    search's 4 MiB of joined files (core/services/relevance.py) the next came from the heap, and
     the holes they left among small blocks stayed resident: at 100,000 memories the first
     minute ended with 36 MiB free in a 76 MiB heap, and the server's peak was 244 to 259
     MiB. With the threshold fixed, 1 to 3 MiB free, and the peak 237 (bench/first_run.py).

@@ -16,8 +16,8 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from memory_ls.config import Layer, explain_layers, merge_layers
-from memory_ls.core.errors import Exists, InvalidArguments, MemoryStoreError
-from memory_ls.core.git import work_tree_top
+from memory_ls.core.rules.errors import Exists, InvalidArguments, MemoryStoreError
+from memory_ls.core.storage.git import work_tree_top
 from memory_ls.lsp.commands import Command as StoreCommand
 from memory_ls.lsp.commands import check_arguments, refusal
 from memory_ls.lsp.server import MemoryServer

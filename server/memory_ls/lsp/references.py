@@ -1,7 +1,7 @@
 """Find references (SPEC 3.4) from a reference or from inside a memory file: every reference
 in every memory of every folder, and in the open Markdown documents of the workspace.
 
-The link index (core/backlinks.py, kept by the memory index) names the memory files that
+The link index (core/services/backlinks.py, kept by the memory index) names the memory files that
 link to the name; only those are read again, so the answer is what is on disk."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from collections.abc import Callable, Mapping
 
 from lsprotocol import types
 
-from memory_ls.core.navigation import points_to
-from memory_ls.core.references import Reference
+from memory_ls.core.operations.navigation import points_to
+from memory_ls.core.rules.references import Reference
 from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.targets import (
     OpenText,

@@ -16,10 +16,10 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.uris import to_fs_path
 
-from memory_ls.core.errors import InvalidName, MemoryStoreError, NotFound, ReadOnly
-from memory_ls.core.memory import MemoryFile
-from memory_ls.core.names import name_problem
-from memory_ls.core.navigation import moved_files, plan_for_path, plan_move_of
+from memory_ls.core.operations.navigation import moved_files, plan_for_path, plan_move_of
+from memory_ls.core.rules.errors import InvalidName, MemoryStoreError, NotFound, ReadOnly
+from memory_ls.core.rules.names import name_problem
+from memory_ls.core.storage.memory import MemoryFile
 from memory_ls.lsp.commands import REQUEST_FAILED, refusal
 from memory_ls.lsp.edits import can_rename_files, plan_edit
 from memory_ls.lsp.server import MemoryServer

@@ -30,14 +30,14 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from memory_ls.core.git import RENAMES, list_files
-from memory_ls.core.navigation import Replacement
-from memory_ls.core.stale_paths import (
+from memory_ls.core.operations.navigation import Replacement
+from memory_ls.core.rules.stale_paths import (
     find_path_mentions,
     resolutions,
     suggest_paths,
     write_like,
 )
+from memory_ls.core.storage.git import RENAMES, list_files
 from memory_ls.lsp.edits import FileEdit, workspace_edit
 from memory_ls.lsp.server import MemoryServer
 

@@ -32,15 +32,15 @@ from memory_ls.config import (
     anchor_layer,
     merge_layers,
 )
-from memory_ls.core.folders import StoreConfig, resolve_store_config
-from memory_ls.core.fulltext import SearchIndex, fingerprint
-from memory_ls.core.index import MemoryIndex, Update
+from memory_ls.core.services.fulltext import SearchIndex, fingerprint
+from memory_ls.core.services.index import MemoryIndex, Update
+from memory_ls.core.storage.folders import StoreConfig, resolve_store_config
 from memory_ls.core.store import Store
 from memory_ls.lsp.protocol import MemoryProtocol
 from memory_ls.project_file import ProjectWatch, store_root
 
 SERVER_NAME = "memory-ls"
-# Who the language server's writes are journaled for (core/journal.py: history, revert).
+# Who the language server's writes are journaled for (core/services/journal.py: history, revert).
 EDITOR_SOURCE = "editor"
 # MEMORY_LS_LOG_LEVEL=INFO logs every message on stderr (the client's server log).
 LOG_LEVEL_ENV = "MEMORY_LS_LOG_LEVEL"

@@ -32,7 +32,7 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
-from memory_ls.core.fsio import user_cache_dir
+from memory_ls.core.storage.fsio import user_cache_dir
 
 logger = logging.getLogger(__name__)
 

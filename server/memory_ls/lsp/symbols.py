@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from lsprotocol import types
 
-from memory_ls.core.navigation import Section, outline
+from memory_ls.core.operations.navigation import Section, outline
 from memory_ls.lsp.protocol import RawJson
 from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.targets import document_text, file_uri, shown_path, wait_for_names

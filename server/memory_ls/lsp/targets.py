@@ -13,10 +13,14 @@ from urllib.parse import quote
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from memory_ls.core.index import Entry
-from memory_ls.core.memory import MemoryFile
-from memory_ls.core.navigation import LargeFileReferences, reference_at, texts_with_references
-from memory_ls.core.references import Reference, find_references
+from memory_ls.core.operations.navigation import (
+    LargeFileReferences,
+    reference_at,
+    texts_with_references,
+)
+from memory_ls.core.rules.references import Reference, find_references
+from memory_ls.core.services.index import Entry
+from memory_ls.core.storage.memory import MemoryFile
 from memory_ls.lsp.diagnostics import is_markdown
 from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.text import client_range

@@ -3,7 +3,7 @@
 The client's `workspace/didChangeWatchedFiles` is registered where the client allows
 dynamic registration; the server also watches every configured folder (watchfiles),
 so folders outside the workspace and clients without file events are covered too (the
-watch itself, shared with the MCP server, is core/watching.py).
+watch itself, shared with the MCP server, is core/storage/watching.py).
 Both sources feed one queue of paths; each path is re-read from disk once per batch,
 so an event reported by both costs one update and at most one refresh.
 """
@@ -21,10 +21,10 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from memory_ls.core.folders import Folder
-from memory_ls.core.fulltext import SearchIndex
-from memory_ls.core.index import MemoryIndex, Update
-from memory_ls.core.watching import (
+from memory_ls.core.services.fulltext import SearchIndex
+from memory_ls.core.services.index import MemoryIndex, Update
+from memory_ls.core.storage.folders import Folder
+from memory_ls.core.storage.watching import (
     FolderWatch,
     SerialWorker,
     appeared_folders,

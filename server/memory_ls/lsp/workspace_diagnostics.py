@@ -34,12 +34,12 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from memory_ls.core.diagnostics import Diagnostic
-from memory_ls.core.disk_check import DiskDiagnostics
-from memory_ls.core.duplicates import IndexedDuplicates
-from memory_ls.core.fulltext import BACKGROUND_SEARCH_SHARE
-from memory_ls.core.index import MemoryIndex, Update
-from memory_ls.core.watching import SerialWorker
+from memory_ls.core.operations.disk_check import DiskDiagnostics
+from memory_ls.core.operations.duplicates import IndexedDuplicates
+from memory_ls.core.services.diagnostics import Diagnostic
+from memory_ls.core.services.fulltext import BACKGROUND_SEARCH_SHARE
+from memory_ls.core.services.index import MemoryIndex, Update
+from memory_ls.core.storage.watching import SerialWorker
 from memory_ls.lsp.diagnostics import to_lsp
 from memory_ls.lsp.server import MemoryServer
 

@@ -3,7 +3,7 @@
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from memory_ls.core.errors import MemoryStoreError, NotFound
+from memory_ls.core.rules.errors import MemoryStoreError, NotFound
 
 if TYPE_CHECKING:
     from mcp.types import CallToolResult

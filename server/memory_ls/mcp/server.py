@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from memory_ls import __version__
 from memory_ls.config import ConfigError, Layer
-from memory_ls.core.errors import InvalidArguments
-from memory_ls.core.fulltext import start_file_helper
+from memory_ls.core.rules.errors import InvalidArguments
+from memory_ls.core.services.fulltext import start_file_helper
 from memory_ls.mcp.answers import explain_validation, refusal
 from memory_ls.mcp.stores import StoreFactory
 from memory_ls.mcp.wording import (
@@ -80,7 +80,7 @@ def build_server(
     layer: Layer, root: str, tool_prefix: str = "", *, watch: bool = False
 ) -> "MCPServer[Any]":
     """An MCP server with the memory tools (names prefixed), on the store at `root`;
-    `watch`: its folders watched and its indexes loaded from now on (core/live.py)."""
+    `watch`: its folders watched and its indexes loaded from now on (core/operations/live.py)."""
     check_tool_prefix(tool_prefix)
     stores = StoreFactory(layer, os.path.abspath(os.path.expanduser(root)), watch=watch)
     # Before the SDK is imported: the store is listed meanwhile.

@@ -1,6 +1,6 @@
 """The store behind each MCP tool call: settings fixed at start, folders resolved per call.
 
-The folders are watched (core/live.py): each call answers from indexes the watch keeps
+The folders are watched (core/operations/live.py): each call answers from indexes the watch keeps
 current, and the store's own writes are applied before the call answers. Where the
 folders cannot be watched, each call compares the memory files with the full-text index
 and lists the folders from disk instead (slower on large stores), and the log says so.
@@ -12,12 +12,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from memory_ls.config import Layer, Settings, merge_layers
-from memory_ls.core.errors import MemoryStoreError
-from memory_ls.core.folders import StoreConfig, resolve_store_config
-from memory_ls.core.fulltext import SearchIndex, fingerprint
-from memory_ls.core.journal import Journal, adopt_legacy_journal, journal_path
-from memory_ls.core.listing import ScanCache
-from memory_ls.core.live import LiveStore, WatchUnavailable
+from memory_ls.core.operations.live import LiveStore, WatchUnavailable
+from memory_ls.core.rules.errors import MemoryStoreError
+from memory_ls.core.services.fulltext import SearchIndex, fingerprint
+from memory_ls.core.services.journal import Journal, adopt_legacy_journal, journal_path
+from memory_ls.core.storage.folders import StoreConfig, resolve_store_config
+from memory_ls.core.storage.listing import ScanCache
 from memory_ls.core.store import Store
 from memory_ls.mcp.answers import failure, refusal
 from memory_ls.project_file import ProjectWatch, store_root

@@ -5,11 +5,11 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from memory_ls.core.errors import InvalidArguments
-from memory_ls.core.folders import Folder, StoreConfig
-from memory_ls.core.listing import decode_cursor
-from memory_ls.core.names import GLOBAL_PREFIX, caps_prefixes
-from memory_ls.core.routing import routing_prefixes, unknown_prefix
+from memory_ls.core.rules.errors import InvalidArguments
+from memory_ls.core.rules.names import GLOBAL_PREFIX, caps_prefixes
+from memory_ls.core.storage.folders import Folder, StoreConfig
+from memory_ls.core.storage.listing import decode_cursor
+from memory_ls.core.storage.routing import routing_prefixes, unknown_prefix
 
 # ----- tool descriptions (templates: `{write_memory}` is that tool's name as offered) -------
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from memory_ls.core.document import iso
-from memory_ls.core.errors import InvalidArguments, InvalidName
-from memory_ls.core.names import parse_name
+from memory_ls.core.rules.document import iso
+from memory_ls.core.rules.errors import InvalidArguments, InvalidName
+from memory_ls.core.rules.names import parse_name
 from memory_ls.core.store import Store
 
 SOURCES = ("aicoder-db", "aicoder-json")

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory_ls import __version__
-from memory_ls.core.diagnostics import Diagnostic
-from memory_ls.core.document import split_frontmatter
-from memory_ls.core.errors import InvalidArguments
-from memory_ls.core.formats import (
+from memory_ls.core.rules.document import split_frontmatter
+from memory_ls.core.rules.errors import InvalidArguments
+from memory_ls.core.services.diagnostics import Diagnostic
+from memory_ls.core.services.formats import (
     JSON_SHAPE_VERSION,
     TOOL_NAME,
     display_path,
@@ -30,7 +30,7 @@ from memory_ls.core.formats import (
     summary,
     text_line,
 )
-from memory_ls.core.git import git_output
+from memory_ls.core.storage.git import git_output
 from memory_ls.core.store import Store
 
 # git's empty tree: the base of a repository with no commit yet (everything is added).
@@ -242,7 +242,7 @@ def _complete(
     store: Store, top: str, base: Base, changes: Sequence[MemoryChange]
 ) -> Iterable[MemoryChange]:
     """Each change with its diagnostics and word diff."""
-    from memory_ls.core.check import check_store
+    from memory_ls.core.operations.check import check_store
 
     present = [c.path for c in changes if c.status != "deleted" and os.path.isfile(c.path)]
     by_path: dict[str, list[Diagnostic]] = {}

@@ -7,7 +7,9 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from memory_ls.core.diagnostics import (
+from memory_ls.core.rules.similarity import KeyTable
+from memory_ls.core.rules.supersede import Declaration, SupersedeGraph, declaration_of_text
+from memory_ls.core.services.diagnostics import (
     Diagnostic,
     NameIndex,
     apply_severities,
@@ -21,11 +23,9 @@ from memory_ls.core.diagnostics import (
     supersede_diagnostics,
     text_diagnostics,
 )
-from memory_ls.core.memory import MemoryFile
-from memory_ls.core.merge_driver_check import merge_driver_diagnostics
-from memory_ls.core.similarity import KeyTable
+from memory_ls.core.services.merge_driver_check import merge_driver_diagnostics
+from memory_ls.core.storage.memory import MemoryFile
 from memory_ls.core.store import Store
-from memory_ls.core.supersede import Declaration, SupersedeGraph, declaration_of_text
 
 
 def check_store(store: Store, paths: Sequence[str] = ()) -> list[Diagnostic]:

@@ -25,7 +25,12 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import Generic, TypeVar
 
-from memory_ls.core.diagnostics import (
+from memory_ls.core.operations.duplicates import Found, IndexedDuplicates
+from memory_ls.core.rules.references import find_references
+from memory_ls.core.rules.similarity import Memo, Verdict
+from memory_ls.core.rules.stale_paths import find_path_mentions, resolutions
+from memory_ls.core.rules.supersede import Declaration, SupersedeGraph, declaration_of_text
+from memory_ls.core.services.diagnostics import (
     Diagnostic,
     apply_severities,
     near_duplicate_diagnostic,
@@ -33,15 +38,10 @@ from memory_ls.core.diagnostics import (
     supersede_counts,
     text_diagnostics,
 )
-from memory_ls.core.duplicates import Found, IndexedDuplicates
-from memory_ls.core.index import MemoryIndex, Update
-from memory_ls.core.memory import MemoryFile
-from memory_ls.core.merge_driver_check import CODE as MERGE_DRIVER_CODE
-from memory_ls.core.merge_driver_check import DriverWatch
-from memory_ls.core.references import find_references
-from memory_ls.core.similarity import Memo, Verdict
-from memory_ls.core.stale_paths import find_path_mentions, resolutions
-from memory_ls.core.supersede import Declaration, SupersedeGraph, declaration_of_text
+from memory_ls.core.services.index import MemoryIndex, Update
+from memory_ls.core.services.merge_driver_check import CODE as MERGE_DRIVER_CODE
+from memory_ls.core.services.merge_driver_check import DriverWatch
+from memory_ls.core.storage.memory import MemoryFile
 
 Report = TypeVar("Report")
 # Converts one file's diagnostics (and its text, None when unread) to what is stored;

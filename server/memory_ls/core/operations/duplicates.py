@@ -1,22 +1,16 @@
 """`near-duplicate` for one memory (SPEC 3.2): after an agent's write, and in the editor.
 
 The memories that may nearly duplicate it come from the full-text index's keys
-(core/fulltext.py, on disk: nothing per file is kept in memory), else from reading
-every memory; each is then read and compared (core/similarity.py).
+(core/services/fulltext.py, on disk: nothing per file is kept in memory), else from reading
+every memory; each is then read and compared (core/rules/similarity.py).
 """
 
 from __future__ import annotations
 
 import os
 
-from memory_ls.core.diagnostics import (
-    Diagnostic,
-    apply_severities,
-    near_duplicate_diagnostic,
-    read_for_check,
-)
-from memory_ls.core.names import GLOBAL_PREFIX
-from memory_ls.core.similarity import (
+from memory_ls.core.rules.names import GLOBAL_PREFIX
+from memory_ls.core.rules.similarity import (
     SHINGLE_KEY,
     SKETCH_MATCHES,
     Memo,
@@ -26,6 +20,12 @@ from memory_ls.core.similarity import (
     candidate_pairs,
     keys,
     near_duplicate,
+)
+from memory_ls.core.services.diagnostics import (
+    Diagnostic,
+    apply_severities,
+    near_duplicate_diagnostic,
+    read_for_check,
 )
 from memory_ls.core.store import Store
 

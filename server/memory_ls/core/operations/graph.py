@@ -23,13 +23,13 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memory_ls.core.backlinks import SERENA_MARK
-from memory_ls.core.errors import InvalidArguments, NotFound
-from memory_ls.core.folders import Folder
-from memory_ls.core.index import LinkRow, MemoryIndex
-from memory_ls.core.memory import MemoryFile
+from memory_ls.core.rules.errors import InvalidArguments, NotFound
+from memory_ls.core.rules.supersede import SUPERSEDED_BY_KEY, SUPERSEDES_KEY
+from memory_ls.core.services.backlinks import SERENA_MARK
+from memory_ls.core.services.index import LinkRow, MemoryIndex
+from memory_ls.core.storage.folders import Folder
+from memory_ls.core.storage.memory import MemoryFile
 from memory_ls.core.store import Store
-from memory_ls.core.supersede import SUPERSEDED_BY_KEY, SUPERSEDES_KEY
 
 GRAPH_FORMAT = 1
 # What each node array holds, in order (sent with every answer).
@@ -383,7 +383,7 @@ def _row(
 def store_graph(store: Store, query: GraphQuery = GraphQuery()) -> dict[str, Any]:
     """The graph of a store with nothing indexed yet (the CLI): every file read once, and
     the problems `memory-ls check` reports."""
-    from memory_ls.core.check import check_store
+    from memory_ls.core.operations.check import check_store
 
     index = MemoryIndex(store.config)
     index.scan()

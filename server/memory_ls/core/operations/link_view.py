@@ -1,7 +1,7 @@
 """One memory's links both ways, for a links view: who links to it (every line that does)
 and what it links to (every reference, resolved or broken).
 
-Backlinks come from the link index (core/backlinks.py): only the files it names, and those
+Backlinks come from the link index (core/services/backlinks.py): only the files it names, and those
 not indexed yet, are read again, so the answer is what is on disk (or in the editor).
 """
 
@@ -10,10 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from memory_ls.core.index import MemoryIndex
-from memory_ls.core.memory import MemoryFile
-from memory_ls.core.navigation import LargeFileReferences, points_to, texts_with_references
-from memory_ls.core.references import Reference, find_references
+from memory_ls.core.operations.navigation import (
+    LargeFileReferences,
+    points_to,
+    texts_with_references,
+)
+from memory_ls.core.rules.references import Reference, find_references
+from memory_ls.core.services.index import MemoryIndex
+from memory_ls.core.storage.memory import MemoryFile
 
 
 @dataclass(frozen=True)

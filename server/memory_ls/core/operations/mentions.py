@@ -31,17 +31,17 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from memory_ls.core.document import split_frontmatter
-from memory_ls.core.errors import InvalidArguments, MemoryStoreError
-from memory_ls.core.folders import Folder, StoreConfig
-from memory_ls.core.fsio import read_text
-from memory_ls.core.fulltext import READ_LIMIT_FACTOR
-from memory_ls.core.memory import MemoryFile
-from memory_ls.core.names import is_valid_name
-from memory_ls.core.navigation import headings
-from memory_ls.core.references import iter_lines_outside_code
-from memory_ls.core.relevance import snippet, tokens
-from memory_ls.core.stale_paths import PathMention, code_spans, mentions_in_line, resolutions
+from memory_ls.core.operations.navigation import headings
+from memory_ls.core.rules.document import split_frontmatter
+from memory_ls.core.rules.errors import InvalidArguments, MemoryStoreError
+from memory_ls.core.rules.names import is_valid_name
+from memory_ls.core.rules.references import iter_lines_outside_code
+from memory_ls.core.rules.stale_paths import PathMention, code_spans, mentions_in_line, resolutions
+from memory_ls.core.services.fulltext import READ_LIMIT_FACTOR
+from memory_ls.core.services.relevance import snippet, tokens
+from memory_ls.core.storage.folders import Folder, StoreConfig
+from memory_ls.core.storage.fsio import read_text
+from memory_ls.core.storage.memory import MemoryFile
 from memory_ls.core.store import Store
 
 # How well a line mentions the target, best first (the order results are ranked in).

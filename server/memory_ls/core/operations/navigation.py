@@ -10,26 +10,26 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from memory_ls.core.document import split_frontmatter
-from memory_ls.core.errors import Exists, ReadOnly
-from memory_ls.core.folders import Folder
-from memory_ls.core.fsio import read_utf8
-from memory_ls.core.memory import MemoryFile, MovePlan
-from memory_ls.core.names import (
+from memory_ls.core.rules.document import split_frontmatter
+from memory_ls.core.rules.errors import Exists, ReadOnly
+from memory_ls.core.rules.names import (
     GLOBAL_PREFIX,
     MEM_PREFIX,
     caps_prefixes,
     did_you_mean,
     is_valid_name,
 )
-from memory_ls.core.references import (
+from memory_ls.core.rules.references import (
     Reference,
     find_references,
     iter_lines_outside_code,
     references_in_line,
     rename_references,
 )
-from memory_ls.core.routing import routing_prefixes
+from memory_ls.core.storage.folders import Folder
+from memory_ls.core.storage.fsio import read_utf8
+from memory_ls.core.storage.memory import MemoryFile, MovePlan
+from memory_ls.core.storage.routing import routing_prefixes
 from memory_ls.core.store import Store
 
 _ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")

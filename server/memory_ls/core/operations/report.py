@@ -15,15 +15,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memory_ls.core.diagnostics import Diagnostic, NameIndex, apply_severities, text_diagnostics
-from memory_ls.core.document import decode_memory
-from memory_ls.core.duplicates import near_duplicate_diagnostics
-from memory_ls.core.git import RENAMES, list_files
-from memory_ls.core.memory import Change, MemoryFile
-from memory_ls.core.names import did_you_mean, split_qualified
-from memory_ls.core.stale_paths import suggest_paths
+from memory_ls.core.operations.duplicates import near_duplicate_diagnostics
+from memory_ls.core.rules.document import decode_memory
+from memory_ls.core.rules.names import did_you_mean, split_qualified
+from memory_ls.core.rules.stale_paths import suggest_paths
+from memory_ls.core.rules.supersede import SupersedeGraph, declaration_of_text
+from memory_ls.core.services.diagnostics import (
+    Diagnostic,
+    NameIndex,
+    apply_severities,
+    text_diagnostics,
+)
+from memory_ls.core.storage.git import RENAMES, list_files
+from memory_ls.core.storage.memory import Change, MemoryFile
 from memory_ls.core.store import Store
-from memory_ls.core.supersede import SupersedeGraph, declaration_of_text
 
 SEVERITY_RANK = {"error": 0, "warning": 1, "information": 2, "hint": 3}
 # Lines of findings in a text answer; the structured answer has them all.

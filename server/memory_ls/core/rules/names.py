@@ -8,7 +8,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from memory_ls.core.errors import InvalidName
+from memory_ls.core.rules.errors import InvalidName
 
 # File systems cap a path component at 255 bytes; "<segment>.md" must fit.
 MAX_SEGMENT_BYTES = 252

@@ -6,8 +6,8 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from memory_ls.core.document import split_frontmatter
-from memory_ls.core.names import (
+from memory_ls.core.rules.document import split_frontmatter
+from memory_ls.core.rules.names import (
     GLOBAL_PREFIX,
     MEM_PREFIX,
     name_problem,

@@ -15,10 +15,10 @@ from collections.abc import Callable
 
 import regex
 
-from memory_ls.core.document import line_break
-from memory_ls.core.errors import AmbiguousMatch, InvalidArguments, NoMatch
-from memory_ls.core.names import MEM_PREFIX
-from memory_ls.core.references import serena_mem_references
+from memory_ls.core.rules.document import line_break
+from memory_ls.core.rules.errors import AmbiguousMatch, InvalidArguments, NoMatch
+from memory_ls.core.rules.names import MEM_PREFIX
+from memory_ls.core.rules.references import serena_mem_references
 
 # How long one edit may search one memory: a pattern that backtracks without end would
 # otherwise hold the folder's write lock for good (`re`, which Serena uses, has no limit).

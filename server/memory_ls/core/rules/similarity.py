@@ -26,7 +26,7 @@ those that share at least SKETCH_MATCHES of their smallest hashes: two bodies wi
 their shingles in common almost surely do (the chance that they do not is about 0.3%),
 two that merely quote one path or phrase rarely. A key held by more than BUCKET_LIMIT
 memories is boilerplate (a template's phrase) and proposes nothing. Keys are stable across
-processes, so the full-text index keeps them on disk (core/fulltext.py).
+processes, so the full-text index keeps them on disk (core/services/fulltext.py).
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ from collections.abc import Callable, Iterable, Sequence, Set
 from dataclasses import dataclass
 from typing import TypeVar
 
-from memory_ls.core.document import parse_document, split_frontmatter
-from memory_ls.core.references import find_references
+from memory_ls.core.rules.document import parse_document, split_frontmatter
+from memory_ls.core.rules.references import find_references
 
 # Jaccard similarity (0-100) of two bodies' shingles from which they are near-duplicates:
 # the middle of the range that separates the labelled pairs (bench/near_duplicates).

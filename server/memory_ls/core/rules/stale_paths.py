@@ -29,8 +29,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
-from memory_ls.core.document import split_frontmatter
-from memory_ls.core.references import iter_lines_outside_code
+from memory_ls.core.rules.document import split_frontmatter
+from memory_ls.core.rules.references import iter_lines_outside_code
 
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 # Where every backtick run is one backtick (most lines), spans are simply pairs: faster.

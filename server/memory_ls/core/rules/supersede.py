@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from memory_ls.core.document import parse_document
-from memory_ls.core.names import normalize_input, qualify
+from memory_ls.core.rules.document import parse_document
+from memory_ls.core.rules.names import normalize_input, qualify
 
 SUPERSEDES = "supersedes"
 SUPERSEDED_BY = "superseded_by"
@@ -61,7 +61,7 @@ def relations(metadata: Mapping[str, Any]) -> Relations:
     return Relations(supersedes, by, first + second)
 
 
-# Link keys (core/backlinks.py) under which the relations a file's frontmatter declares
+# Link keys (core/services/backlinks.py) under which the relations a file's frontmatter declares
 # are indexed: SUPERSEDES_KEY + OLD for `supersedes: OLD`, SUPERSEDED_BY_KEY + NEW for
 # `superseded_by: NEW`. No reference target or Serena key starts with these characters.
 SUPERSEDES_KEY = "\x01"

@@ -16,13 +16,13 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
-from memory_ls.core.names import MEM_PREFIX
-from memory_ls.core.references import find_references
+from memory_ls.core.rules.names import MEM_PREFIX
+from memory_ls.core.rules.references import find_references
 
 # Keys of Serena's `mem:` mentions start with a character no reference target holds
 # (targets never span lines), so the two kinds of key cannot meet.
 SERENA_MARK = "\n"
-# Serena's name characters (core/references.py): a `mem:` preceded by one is no mention.
+# Serena's name characters (core/rules/references.py): a `mem:` preceded by one is no mention.
 _NAME_CHARS = "A-Za-z0-9_\\-/"
 _SERENA_MENTION = re.compile(rf"(?<![{_NAME_CHARS}]){re.escape(MEM_PREFIX)}([{_NAME_CHARS}]*)")
 _NAME_RUN = re.compile(rf"[{_NAME_CHARS}]*")

@@ -9,18 +9,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypeVar
 
 from memory_ls.config import Severity
-from memory_ls.core.conflicts import find_conflicts, may_hold_markers
-from memory_ls.core.context_limits import find_cut
-from memory_ls.core.document import Document, decode_memory, parse_document
-from memory_ls.core.folders import Folder, StoreConfig
-from memory_ls.core.git import list_files
-from memory_ls.core.memory import MemoryFile
-from memory_ls.core.names import GLOBAL_PREFIX, caps_prefixes, has_topic, name_problem
-from memory_ls.core.references import Reference, find_references, references_in_line
-from memory_ls.core.routing import prefix_folder, unknown_prefix
-from memory_ls.core.secrets import SecretHit, find_secrets, with_article
-from memory_ls.core.similarity import KeyTable, Memo, Verdict, near_duplicate
-from memory_ls.core.stale_paths import (
+from memory_ls.core.rules.conflicts import find_conflicts, may_hold_markers
+from memory_ls.core.rules.context_limits import find_cut
+from memory_ls.core.rules.document import Document, decode_memory, parse_document
+from memory_ls.core.rules.names import GLOBAL_PREFIX, caps_prefixes, has_topic, name_problem
+from memory_ls.core.rules.references import Reference, find_references, references_in_line
+from memory_ls.core.rules.secrets import SecretHit, find_secrets, with_article
+from memory_ls.core.rules.similarity import KeyTable, Memo, Verdict, near_duplicate
+from memory_ls.core.rules.stale_paths import (
     PathMention,
     RepoSnapshot,
     find_path_mentions,
@@ -28,7 +24,7 @@ from memory_ls.core.stale_paths import (
     mentions_in_line,
     stale_paths,
 )
-from memory_ls.core.supersede import (
+from memory_ls.core.rules.supersede import (
     KEY_WORD,
     SUPERSEDED_BY,
     SUPERSEDES,
@@ -37,6 +33,10 @@ from memory_ls.core.supersede import (
     declaration,
     declaration_of_text,
 )
+from memory_ls.core.storage.folders import Folder, StoreConfig
+from memory_ls.core.storage.git import list_files
+from memory_ls.core.storage.memory import MemoryFile
+from memory_ls.core.storage.routing import prefix_folder, unknown_prefix
 
 SEVERITY_ORDER = ("error", "warning", "information", "hint")
 # Files over this many times maxMemoryBytes are only reported as too large, never read.

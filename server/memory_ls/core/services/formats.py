@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 from memory_ls import __version__
 from memory_ls.config import DIAGNOSTIC_CODES
-from memory_ls.core.diagnostics import Diagnostic
+from memory_ls.core.services.diagnostics import Diagnostic
 
 FORMATS = ("text", "github", "sarif", "json")
 # The version of the `--format json` shape: raised only when a key changes meaning or goes.

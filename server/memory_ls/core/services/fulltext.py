@@ -1,5 +1,5 @@
 """Full-text search (SPEC 2.6): an SQLite FTS5 index on disk (the query language and the
-ranking are core/relevance.py's).
+ranking are core/services/relevance.py's).
 
 The index holds each memory's words as written (relevance mode looks a word up under
 every indexed word of its stem, found in FTS5's vocabulary), its name and first heading
@@ -38,15 +38,17 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from memory_ls.core.backlinks import SERENA_MARK
-from memory_ls.core.document import Document, parse_document
-from memory_ls.core.errors import MemoryStoreError
-from memory_ls.core.folders import Folder, StoreConfig
-from memory_ls.core.fsio import is_temp_file, read_text, user_cache_dir
-from memory_ls.core.index import facts_of_text
-from memory_ls.core.memory import MemoryFile
-from memory_ls.core.names import GLOBAL_PREFIX, is_valid_name
-from memory_ls.core.relevance import (
+from memory_ls.core.rules.document import Document, parse_document
+from memory_ls.core.rules.errors import MemoryStoreError
+from memory_ls.core.rules.names import GLOBAL_PREFIX, is_valid_name
+from memory_ls.core.rules.similarity import SHINGLE_KEY, SKETCH_MATCHES, bucket_limit, words
+from memory_ls.core.rules.similarity import keys as duplicate_keys
+from memory_ls.core.rules.stemming import stem
+from memory_ls.core.rules.supersede import KEY_WORD as SUPERSEDE_WORD
+from memory_ls.core.rules.supersede import SUPERSEDED_BY_KEY, SUPERSEDES_KEY, relations
+from memory_ls.core.services.backlinks import SERENA_MARK
+from memory_ls.core.services.index import facts_of_text
+from memory_ls.core.services.relevance import (
     NAME_WEIGHT,
     SEARCH_MODES,
     Found,
@@ -61,11 +63,9 @@ from memory_ls.core.relevance import (
     title_text,
     tokens,
 )
-from memory_ls.core.similarity import SHINGLE_KEY, SKETCH_MATCHES, bucket_limit, words
-from memory_ls.core.similarity import keys as duplicate_keys
-from memory_ls.core.stemming import stem
-from memory_ls.core.supersede import KEY_WORD as SUPERSEDE_WORD
-from memory_ls.core.supersede import SUPERSEDED_BY_KEY, SUPERSEDES_KEY, relations
+from memory_ls.core.storage.folders import Folder, StoreConfig
+from memory_ls.core.storage.fsio import is_temp_file, read_text, user_cache_dir
+from memory_ls.core.storage.memory import MemoryFile
 
 __all__ = ["SEARCH_MODES", "Part", "Query", "SearchIndex", "parse_query"]
 
@@ -84,7 +84,7 @@ SCHEMA_VERSION = 6
 # A hint (a read's "superseded by") builds a missing index for at most this many memories
 # (about a second here); a bigger store waits for a search, a rename or the editor to.
 HINT_BUILD_LIMIT = 2000
-# The rules of core/similarity.py's keys: change with them (an index of others is another).
+# The rules of core/rules/similarity.py's keys: change with them (an index of others is another).
 DUPLICATE_KEYS_VERSION = 1
 # Near-duplicate keys are kept as their low 31 bits (the key's kind is in its low 2 bits).
 DUPKEY_MASK = 0x7FFFFFFF
@@ -136,7 +136,7 @@ WORKER_BUSY_SECONDS = 60.0
 # What the worker runs: this process's import path first (an editor's bundled libraries).
 WORKER_CODE = (
     "import pickle, sys; sys.path[:0] = pickle.load(sys.stdin.buffer); "
-    "from memory_ls.core.fulltext import worker_main; worker_main()"
+    "from memory_ls.core.services.fulltext import worker_main; worker_main()"
 )
 # A search re-reads stale memories it was about to return and asks again, this often.
 STALE_RETRIES = 3
@@ -169,12 +169,12 @@ _SCHEMA = (
     # The indexed words with the number of memories holding each: a stem's words are
     # found here.
     "CREATE VIRTUAL TABLE vocab USING fts5vocab(fts, 'row')",
-    # `supersedes: OLDER` in a memory's frontmatter (qualified names, core/supersede.py);
+    # `supersedes: OLDER` in a memory's frontmatter (qualified names, core/rules/supersede.py);
     # `superseded_by` is in `files` (newline-delimited).
     "CREATE TABLE successors(older TEXT NOT NULL, newer INTEGER NOT NULL)",
     "CREATE INDEX successors_older ON successors(older)",
     "CREATE INDEX successors_newer ON successors(newer)",
-    # Each file's near-duplicate keys (core/similarity.py, cut to DUPKEY_BITS): who may
+    # Each file's near-duplicate keys (core/rules/similarity.py, cut to DUPKEY_BITS): who may
     # nearly duplicate whom. One b-tree: a file's keys are dropped by computing them again
     # from its indexed body (a second index by id cost 30% of the table).
     "CREATE TABLE dupkeys(key INTEGER NOT NULL, id INTEGER NOT NULL, PRIMARY KEY(key, id))"
@@ -1056,7 +1056,7 @@ class SearchIndex:
     def reference_sources(
         self, keys: Sequence[str], *, fresh: bool = True, current: bool = False
     ) -> list[str] | None:
-        """The memory files that may hold any of these link keys (core/backlinks.py), for
+        """The memory files that may hold any of these link keys (core/services/backlinks.py), for
         a rename to read only those; None when the index cannot tell (a rename then reads
         every memory).
 
@@ -1066,7 +1066,7 @@ class SearchIndex:
         a word, so the files that hold it are among those whose body has its words in a
         row, the last maybe longer (`mem:NAME` before a letter no name holds), and those
         whose references the body does not show (`hidden_refs`). A supersede relation
-        (core/supersede.py) is declared in frontmatter: its holders are among the latter.
+        (core/rules/supersede.py) is declared in frontmatter: its holders are among the latter.
         """
         if self.live and not (current and self._complete):
             # Only as current as the events its owner reported: that owner answers from its
@@ -1251,7 +1251,7 @@ class SearchIndex:
                 return False
         return any(row[0] in earlier for row in found)
 
-    # ----- near-duplicates (core/duplicates.py) ---------------------------------------------
+    # ----- near-duplicates (core/operations/duplicates.py) ------------------------------
 
     def duplicate_candidates(
         self, keys: Sequence[int], written: Iterable[str] = ()

@@ -5,7 +5,7 @@ files the `merge=memory-ls` attribute (committed, so it holds for the whole team
 the driver's command under `merge.memory-ls` in the repository's git config (each clone's
 own, since it names a program on that machine). Without the config entry git merges the
 files as text, so a clone that has not run the setup loses nothing but the driver (and
-`check` says so: core/merge_driver_check.py). The command falls back to git's text
+`check` says so: core/services/merge_driver_check.py). The command falls back to git's text
 merge when memory-ls cannot run (FALLBACK).
 """
 
@@ -19,7 +19,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from memory_ls.core.folders import StoreConfig
+from memory_ls.core.storage.folders import StoreConfig
 
 DRIVER = "memory-ls"
 ATTRIBUTE = f"merge={DRIVER}"

@@ -30,14 +30,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from memory_ls.core.backlinks import LinkIndex, hold, link_keys, serena_key
-from memory_ls.core.diagnostics import NameIndex
-from memory_ls.core.document import Document, iso, parse_document
-from memory_ls.core.folders import Folder, StoreConfig
-from memory_ls.core.fsio import is_temp_file, read_text, user_cache_dir
-from memory_ls.core.memory import LISTING_READ_LIMIT, MemoryFile, scan_config
-from memory_ls.core.names import GLOBAL_PREFIX, words_of
-from memory_ls.core.supersede import (
+from memory_ls.core.rules.document import Document, iso, parse_document
+from memory_ls.core.rules.names import GLOBAL_PREFIX, words_of
+from memory_ls.core.rules.supersede import (
     KEY_WORD,
     Declaration,
     SupersedeGraph,
@@ -46,6 +41,11 @@ from memory_ls.core.supersede import (
     relations,
     relations_from_keys,
 )
+from memory_ls.core.services.backlinks import LinkIndex, hold, link_keys, serena_key
+from memory_ls.core.services.diagnostics import NameIndex
+from memory_ls.core.storage.folders import Folder, StoreConfig
+from memory_ls.core.storage.fsio import is_temp_file, read_text, user_cache_dir
+from memory_ls.core.storage.memory import LISTING_READ_LIMIT, MemoryFile, scan_config
 
 PREVIEW_MAX_LINES = 20
 PREVIEW_MAX_CHARS = 1500
@@ -109,8 +109,8 @@ class _Facts:
     tags: tuple[str, ...]
     updated_at: str | None
     size: int
-    # Its link keys (core/backlinks.py), with the supersede relations its frontmatter
-    # declares (core/supersede.py); None when the file was not read (far too large).
+    # Its link keys (core/services/backlinks.py), with the supersede relations its frontmatter
+    # declares (core/rules/supersede.py); None when the file was not read (far too large).
     links: tuple[str, ...] | None = None
 
 
@@ -191,7 +191,7 @@ def _read_file(path: str) -> tuple[Metadata, tuple[str, ...]]:
 
 def facts_of_text(text: str, doc: Document) -> FactsRow:
     """What `learn_facts` takes of a file read and parsed elsewhere (the indexing worker
-    of core/fulltext.py): its tags, update time, size and link keys."""
+    of core/services/fulltext.py): its tags, update time, size and link keys."""
     metadata, keys = _metadata_of(text, doc)
     return metadata.tags, metadata.updated_at, metadata.size, keys
 
@@ -869,7 +869,7 @@ class MemoryIndex:
     # ----- links -----------------------------------------------------------------------
 
     def link_candidates(self, keys: Iterable[str]) -> list[str]:
-        """The files that may hold any of the link keys (core/backlinks.py): those the link
+        """The files that may hold any of the link keys (core/services/backlinks.py): those the link
         index names, and every file whose links are not known yet. Read them to know."""
         with self._lock:
             found = dict.fromkeys(path for key in keys for path in self._links.sources(key))

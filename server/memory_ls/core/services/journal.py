@@ -29,12 +29,12 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from memory_ls.core.folders import StoreConfig
-from memory_ls.core.fsio import user_cache_dir
-from memory_ls.core.gate import version_of
-from memory_ls.core.git import work_tree_top
-from memory_ls.core.memory import scan_config
-from memory_ls.core.secrets import find_secrets
+from memory_ls.core.rules.secrets import find_secrets
+from memory_ls.core.storage.folders import StoreConfig
+from memory_ls.core.storage.fsio import user_cache_dir
+from memory_ls.core.storage.gate import version_of
+from memory_ls.core.storage.git import work_tree_top
+from memory_ls.core.storage.memory import scan_config
 
 # Entries kept per memory, and deflated before-contents kept in all; the oldest go first.
 MAX_ENTRIES_PER_MEMORY = 50
@@ -61,7 +61,7 @@ BASELINE_NICENESS = 10
 # libraries), then the job.
 BASELINE_CODE = (
     "import pickle, sys; sys.path[:0] = pickle.load(sys.stdin.buffer); "
-    "from memory_ls.core.journal import baseline_main; baseline_main()"
+    "from memory_ls.core.services.journal import baseline_main; baseline_main()"
 )
 EXTERNAL_SOURCE = "external"
 GIT_SOURCE = "git"

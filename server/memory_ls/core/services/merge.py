@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from memory_ls.core.document import (
+from memory_ls.core.rules.document import (
     Document,
     dump_key,
     key_span,

@@ -23,9 +23,9 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from memory_ls.core.diagnostics import Diagnostic
-from memory_ls.core.git import work_tree_top
-from memory_ls.core.git_setup import ATTRIBUTE, SECTION
+from memory_ls.core.services.diagnostics import Diagnostic
+from memory_ls.core.services.git_setup import ATTRIBUTE, SECTION
+from memory_ls.core.storage.git import work_tree_top
 
 CODE = "missing-merge-driver"
 DRIVER_KEY = f"{SECTION}.driver"

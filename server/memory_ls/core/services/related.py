@@ -15,22 +15,22 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from memory_ls.core.document import parse_document
-from memory_ls.core.errors import MemoryStoreError
-from memory_ls.core.folders import StoreConfig
-from memory_ls.core.fsio import read_bytes, utf8_or_none
-from memory_ls.core.fulltext import SearchIndex
-from memory_ls.core.memory import LISTING_READ_LIMIT, MemoryFile, Resolved
-from memory_ls.core.names import split_qualified
-from memory_ls.core.references import find_references
-from memory_ls.core.supersede import (
+from memory_ls.core.rules.document import parse_document
+from memory_ls.core.rules.errors import MemoryStoreError
+from memory_ls.core.rules.names import split_qualified
+from memory_ls.core.rules.references import find_references
+from memory_ls.core.rules.supersede import (
     KEY_WORD,
     SUPERSEDES_KEY,
     Successor,
     SupersedeGraph,
     declaration_of_text,
 )
-from memory_ls.core.titles import title_of as listing_title
+from memory_ls.core.rules.titles import title_of as listing_title
+from memory_ls.core.services.fulltext import SearchIndex
+from memory_ls.core.storage.folders import StoreConfig
+from memory_ls.core.storage.fsio import read_bytes, utf8_or_none
+from memory_ls.core.storage.memory import LISTING_READ_LIMIT, MemoryFile, Resolved
 
 # Links and backlinks listed at most (the rest are counted).
 RELATED_LIMIT = 20

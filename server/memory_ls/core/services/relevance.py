@@ -11,7 +11,7 @@ Two modes. `relevance` (the default): a query's English stop words are not requi
 by BM25, the memory's name and first heading weighing NAME_WEIGHT times its body; those
 holding every word come first, those whose name holds them all before those. `all_words`:
 every word and phrase must match as written (the semantics before relevance ranking).
-In both, a memory that another matching memory supersedes (core/supersede.py) comes
+In both, a memory that another matching memory supersedes (core/rules/supersede.py) comes
 right after it, and says so.
 """
 
@@ -26,9 +26,9 @@ from dataclasses import dataclass, field, replace
 from itertools import accumulate
 from typing import Any
 
-from memory_ls.core.errors import InvalidArguments
-from memory_ls.core.stemming import STOP_WORDS, stem
-from memory_ls.core.titles import title_of as listing_title
+from memory_ls.core.rules.errors import InvalidArguments
+from memory_ls.core.rules.stemming import STOP_WORDS, stem
+from memory_ls.core.rules.titles import title_of as listing_title
 
 RELEVANCE = "relevance"
 ALL_WORDS = "all_words"

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from memory_ls.config import DEFAULT_SEVERITIES, Settings, Severity
-from memory_ls.core.git import in_git_work_tree
-from memory_ls.core.names import GLOBAL_PREFIX
-from memory_ls.core.patterns import NO_PATTERNS, MemoryPatterns, load_patterns, serena_home
+from memory_ls.core.rules.names import GLOBAL_PREFIX
+from memory_ls.core.storage.git import in_git_work_tree
+from memory_ls.core.storage.patterns import NO_PATTERNS, MemoryPatterns, load_patterns, serena_home
 
 FolderKind = Literal["primary", "additional", "global"]
 Scope = Literal["project", "global"]

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memory_ls.core.errors import IoError, OutsideStore
+from memory_ls.core.rules.errors import IoError, OutsideStore
 
 if TYPE_CHECKING:
     from filelock import FileLock

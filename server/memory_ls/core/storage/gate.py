@@ -13,14 +13,14 @@ import codecs
 import hashlib
 from collections import Counter
 
-from memory_ls.core.document import decode_memory, parse_document
-from memory_ls.core.errors import (
+from memory_ls.core.rules.document import decode_memory, parse_document
+from memory_ls.core.rules.errors import (
     InvalidEncoding,
     InvalidFrontmatter,
     PossibleSecret,
     VersionConflict,
 )
-from memory_ls.core.secrets import find_secrets, with_article
+from memory_ls.core.rules.secrets import find_secrets, with_article
 
 # 64 bits of SHA-256: enough to tell versions of one memory apart, short enough for a prompt.
 VERSION_HEX_DIGITS = 16

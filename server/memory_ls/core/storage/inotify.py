@@ -6,7 +6,7 @@ that reads 100,000 memories while the first indexing runs made 100,000 of them: 
 CPU on that thread and 0.2 s more in the search's own opens (the same reads, 0.56 s alone,
 0.74 s watched), and the indexing workers' reads as many again. This watch asks for
 creations, writes, renames and removals only, so reading a memory, ours or anyone's,
-costs nothing. It answers `watch()` as watchfiles' watcher does (core/watching.py).
+costs nothing. It answers `watch()` as watchfiles' watcher does (core/storage/watching.py).
 
 Flat only: a folder made in a watched one is reported as added, and the owner then
 watches it recursively with watchfiles (`watching.arm`).

@@ -21,9 +21,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar, cast
 
-from memory_ls.core.errors import InvalidArguments
-from memory_ls.core.folders import Folder
-from memory_ls.core.memory import MemoryFile, Resolved, directory_stamp
+from memory_ls.core.rules.errors import InvalidArguments
+from memory_ls.core.storage.folders import Folder
+from memory_ls.core.storage.memory import MemoryFile, Resolved, directory_stamp
 
 T = TypeVar("T")
 # A directory must have been left alone this long before a scan for the scan to be reused

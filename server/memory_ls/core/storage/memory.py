@@ -12,10 +12,10 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from memory_ls.core.folders import Folder, StoreConfig
-from memory_ls.core.fsio import is_temp_file
-from memory_ls.core.names import is_valid_name, qualify
-from memory_ls.core.references import Reference
+from memory_ls.core.rules.names import is_valid_name, qualify
+from memory_ls.core.rules.references import Reference
+from memory_ls.core.storage.folders import Folder, StoreConfig
+from memory_ls.core.storage.fsio import is_temp_file
 
 # Listings and search skip files this many times over maxMemoryBytes (bounded work).
 LISTING_READ_LIMIT = 4

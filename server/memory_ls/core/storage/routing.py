@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memory_ls.core.folders import Folder
-from memory_ls.core.names import caps_prefixes, has_topic, prefix_run
+from memory_ls.core.rules.names import caps_prefixes, has_topic, prefix_run
+from memory_ls.core.storage.folders import Folder
 
 
 def prefix_folder(name: str, additional: Sequence[Folder]) -> Folder | None:

@@ -1,6 +1,6 @@
 """Watching memory folders for changes (watchfiles), for any long-lived process.
 
-The language server (lsp/watching.py) and the MCP server (core/live.py) both watch every
+The language server (lsp/watching.py) and the MCP server (core/operations/live.py) both watch every
 configured folder with these pieces: a plan that covers the folders without watching
 anything twice, a watch per plan in a thread of its own, and the test of which events
 may matter. What each does with the changed paths is its own.
@@ -16,8 +16,8 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from memory_ls.core import inotify
-from memory_ls.core.fsio import is_temp_file
+from memory_ls.core.storage import inotify
+from memory_ls.core.storage.fsio import is_temp_file
 
 # Setting this to 1 turns off the servers' own watchers (for machines short of inotify
 # watches): the language server relies on the client's file events, the MCP server
@@ -145,7 +145,7 @@ class FolderWatch:
     watchfiles (the Rust notify crate) does the watching: inotify, FSEvents or
     ReadDirectoryChangesW, new subfolders followed, events grouped in Rust without the
     GIL; on Linux a flat watch is our own inotify watch, which asks for no reads
-    (core/inotify.py). watchdog, used before, paired renames in Python with a linear
+    (core/storage/inotify.py). watchdog, used before, paired renames in Python with a linear
     search per event: in an event storm its threads held the GIL most of the time while
     completion waited.
     """
@@ -225,7 +225,7 @@ class FolderWatch:
 
 def notifier(paths: tuple[str, ...], recursive: bool) -> Any:
     """A watcher over `paths`, active on return: on Linux a flat one asks inotify for no
-    reads (core/inotify.py), else watchfiles'."""
+    reads (core/storage/inotify.py), else watchfiles'."""
     if not recursive and inotify.available():
         return inotify.FlatInotify(list(paths))
     # The class that watchfiles.watch() loops over, used directly so that the watch is

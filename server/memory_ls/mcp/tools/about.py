@@ -6,7 +6,7 @@ from typing import Annotated, Any
 from mcp.types import CallToolResult
 from pydantic import Field, Strict
 
-from memory_ls.core.mentions import DEFAULT_LIMIT, memories_about
+from memory_ls.core.operations.mentions import DEFAULT_LIMIT, memories_about
 from memory_ls.core.store import Store
 from memory_ls.mcp.answers import answer
 from memory_ls.mcp.results import AboutResult

@@ -11,11 +11,11 @@ from typing import Annotated, Any
 from mcp.types import CallToolResult
 from pydantic import Field, Strict
 
-from memory_ls.core.conflicts import conflict_warning
-from memory_ls.core.errors import OutsideStore
-from memory_ls.core.fsio import is_within
-from memory_ls.core.gate import decode_for_read
-from memory_ls.core.related import related_text, supersede_note
+from memory_ls.core.rules.conflicts import conflict_warning
+from memory_ls.core.rules.errors import OutsideStore
+from memory_ls.core.services.related import related_text, supersede_note
+from memory_ls.core.storage.fsio import is_within
+from memory_ls.core.storage.gate import decode_for_read
 from memory_ls.core.store import Store
 from memory_ls.mcp.answers import answer
 from memory_ls.mcp.results import ReadResult

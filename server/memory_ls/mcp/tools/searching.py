@@ -7,8 +7,8 @@ from typing import Annotated, Any
 from mcp.types import CallToolResult
 from pydantic import Field, Strict
 
-from memory_ls.core.errors import InvalidArguments
-from memory_ls.core.relevance import ALL_WORDS, RELEVANCE, parse_query
+from memory_ls.core.rules.errors import InvalidArguments
+from memory_ls.core.services.relevance import ALL_WORDS, RELEVANCE, parse_query
 from memory_ls.core.store import Store
 from memory_ls.mcp.answers import answer
 from memory_ls.mcp.results import SearchResult

@@ -6,8 +6,8 @@ from typing import Annotated, Any, Literal
 from mcp.types import CallToolResult
 from pydantic import Field, Strict
 
-from memory_ls.core.errors import TooLarge
-from memory_ls.core.report import answer_with_findings
+from memory_ls.core.operations.report import answer_with_findings
+from memory_ls.core.rules.errors import TooLarge
 from memory_ls.core.store import Store
 from memory_ls.mcp.answers import answer
 from memory_ls.mcp.results import EditResult, SaveResult
