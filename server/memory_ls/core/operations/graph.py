@@ -132,8 +132,8 @@ def memory_graph(
     query: GraphQuery = GraphQuery(),
     cache: GraphCache | None = None,
 ) -> dict[str, Any]:
-    """The graph payload (README: "memory.graph") for an index; `problems` maps a file's
-    path to the codes of its on-disk diagnostics."""
+    """The graph payload (docs/guides/language-server.md, "memory.graph") for an index;
+    `problems` maps a file's path to the codes of its on-disk diagnostics."""
     if query.limit < 1:
         raise InvalidArguments("memory.graph: limit must be at least 1.")
     if not 0 <= query.depth <= MAX_DEPTH:
