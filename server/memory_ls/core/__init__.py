@@ -6,6 +6,8 @@ Layers, each importing only those below it (import-linter's contracts in pyproje
   graph, mentions, navigation, the live view, imports);
 - `memory_ls.core.store`: the `Store` facade, which wires the search index, the journal
   and the listing over the storage;
+- `memory_ls.core.store_parts`: the parts behind the facade, one module each for
+  finding, listing, reading, searching, writing, moving, history and revert, transfer;
 - `memory_ls.core.services`: indexes, diagnostics, the journal, related memories, formats
   and git's merge driver; they take memories and configurations, never the `Store`;
 - `memory_ls.core.storage`: folders, files, scans, listings, locks, atomic writes, watching;

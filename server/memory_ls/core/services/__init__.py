@@ -8,5 +8,6 @@ neighbours (`related`), the report formats (`formats`), git's merge driver (`mer
 `git_setup`, `merge_driver_check`).
 
 May import: `memory_ls.core.storage`, `memory_ls.core.rules`, `memory_ls.config` and each
-other; never `memory_ls.core.store` nor the operations (import-linter's layers contract).
+other; never `memory_ls.core.store`, its parts (`memory_ls.core.store_parts`) nor the
+operations (import-linter's layers contract).
 """
