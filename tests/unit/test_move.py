@@ -254,3 +254,23 @@ def test_a_move_reads_only_the_files_the_link_index_names(ws: Workspace) -> None
     store = Store(scanning.config, None, lambda keys: None)
     result = store.move("NEW_name", "OTHER_name")
     assert result["updatedReferences"] == 1
+
+
+def test_a_move_leaves_a_link_that_leads_out_of_the_store_alone_and_completes(
+    ws: Workspace,
+) -> None:
+    # A memory folder may hold a symlink to a file outside every folder (found by the
+    # hardening fuzz): its reference is not ours to rewrite, and the move must not stop
+    # half-way with the file moved and an error answered.
+    outside = ws.write(ws.tmp / "elsewhere" / "target.md", "see [[style_guide]]\n")
+    ws.write(ws.primary / "style_guide.md", "# Style\n")
+    ws.write(ws.primary / "reader.md", "see [[style_guide]]\n")
+    ws.primary.joinpath("escape.md").symlink_to(outside)
+    store = ws.store(global_enabled=False)
+    result = store.move("style_guide", "guides/style")
+    assert result["updatedReferences"] == 1
+    assert (ws.primary / "guides" / "style.md").read_text() == "# Style\n"
+    assert not (ws.primary / "style_guide.md").exists()
+    assert (ws.primary / "reader.md").read_text() == "see [[guides/style]]\n"
+    assert outside.read_text() == "see [[style_guide]]\n"
+    assert (ws.primary / "escape.md").is_symlink()

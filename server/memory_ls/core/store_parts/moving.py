@@ -151,7 +151,8 @@ class Moving(Writing):
 
     def _rewrite_all(self, plan: MovePlan, holders: Sequence[MemoryFile] | None = None) -> int:
         """Rewrite references to the moved memory in every writable memory (in `holders`
-        where a link index named them); return how many.
+        where a link index named them); return how many. A memory the store may not write
+        (read-only, or a link leading out of every folder) keeps its reference.
 
         `mem:OLD` is rewritten wherever Serena's rename rewrites it (anywhere in the file,
         fenced code included); `[[OLD]]` links where they are links (outside code). The
@@ -177,11 +178,18 @@ class Moving(Writing):
                 if text is None or ("[[" not in text and "mem:" not in text):
                     continue
                 new_text, count = _rewrite_references(text, plan)
-                if count:
+                if not count:
+                    continue
+                try:
                     real, owner = self._write_target(memory.path)
-                    atomic_write(real, new_text, owner.real)
-                    self._journal("edit", memory, text.encode("utf-8"), new_text.encode("utf-8"))
-                    if self.wrote is not None:
-                        self.wrote(memory.path)
-                    total += count
+                except (OutsideStore, ReadOnly):
+                    # A link that leads out of the store, or a memory the patterns make
+                    # read-only: not ours to rewrite. The memory has moved already; a
+                    # refusal now would answer half a move as an error.
+                    continue
+                atomic_write(real, new_text, owner.real)
+                self._journal("edit", memory, text.encode("utf-8"), new_text.encode("utf-8"))
+                if self.wrote is not None:
+                    self.wrote(memory.path)
+                total += count
         return total
