@@ -18,6 +18,7 @@ from memory_ls.config import (
     cli_layer,
     explain_layers,
     merge_layers,
+    plain_value,
 )
 from memory_ls.core.rules.errors import InvalidArguments, MemoryStoreError
 from memory_ls.core.services.formats import FORMATS, has_findings, render, summary_line
@@ -446,7 +447,7 @@ def _config(
             ],
             "missingFolders": list(config.missing_additional),
             "settings": {
-                row.key: {"value": _plain(row.value), "source": row.source} for row in rows
+                row.key: {"value": plain_value(row.value), "source": row.source} for row in rows
             },
         }
         print(json.dumps(result, ensure_ascii=False, indent=2), file=stdout)
@@ -465,16 +466,6 @@ def _config(
     lines += [f"  missing    {_relative(m, root)} (skipped)" for m in config.missing_additional]
     print("\n".join(lines), file=stdout)
     return EXIT_OK
-
-
-def _plain(value: object) -> object:
-    """A setting's value as JSON holds it."""
-    if isinstance(value, tuple):
-        return [
-            {"path": item.path, "readOnly": item.read_only} if hasattr(item, "read_only") else item
-            for item in value
-        ]
-    return value
 
 
 def _shown_setting(key: str, value: object, config: StoreConfig) -> str:

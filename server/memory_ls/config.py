@@ -130,7 +130,7 @@ def _show(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _camel(name: str) -> str:
+def camel_key(name: str) -> str:
     """Turn a snake_case field name into its camelCase external key."""
     head, *rest = name.split("_")
     return head + "".join(part.capitalize() for part in rest)
@@ -225,7 +225,7 @@ class Layer:
             return None
         shown = []
         for key in self.unknown_keys:
-            hint = _camel(key)
+            hint = camel_key(key)
             # snake_case spellings are a common slip; point at the key that works.
             if hint != key and hint in _OPTION_KEYS:
                 shown.append(f"{key} (did you mean {hint}?)")
@@ -352,7 +352,7 @@ class _Options:
     secrets: SecretsPolicy | None = None
 
 
-_OPTION_KEYS: frozenset[str] = frozenset(_camel(field.name) for field in attrs.fields(_Options))
+_OPTION_KEYS: frozenset[str] = frozenset(camel_key(field.name) for field in attrs.fields(_Options))
 SETTING_KEYS = _OPTION_KEYS
 """Every setting's key (camelCase), as the editor's settings and initializationOptions give it."""
 
@@ -361,7 +361,7 @@ def _camel_case_structure_hook(cls: type[Any]) -> Callable[[Any, Any], Any]:
     """Structure an attrs class from camelCase keys, with per-field hooks from metadata."""
     overrides = {
         field.name: override(
-            rename=_camel(field.name), struct_hook=field.metadata.get(_STRUCTURE_HOOK)
+            rename=camel_key(field.name), struct_hook=field.metadata.get(_STRUCTURE_HOOK)
         )
         for field in attrs.fields(cls)
     }
@@ -384,7 +384,7 @@ def _explain(exc: BaseException) -> list[tuple[str, str]]:
     if isinstance(exc, ClassValidationError):
         with_notes, without = exc.group_exceptions()
         found = [
-            (f".{_camel(note.name)}{path}", text)
+            (f".{camel_key(note.name)}{path}", text)
             for sub, note in with_notes
             for path, text in _explain(sub)
         ]
@@ -398,7 +398,7 @@ def _explain(exc: BaseException) -> list[tuple[str, str]]:
         ]
         return found + [pair for sub in without_i for pair in _explain(sub)]
     if isinstance(exc, ForbiddenExtraKeysError):
-        known = ", ".join(_show(_camel(field.name)) for field in attrs.fields(exc.cl))
+        known = ", ".join(_show(camel_key(field.name)) for field in attrs.fields(exc.cl))
         extra = ", ".join(_show(key) for key in sorted(exc.extra_fields))
         return [("", f"unknown key {extra} (allowed: {known})")]
     if isinstance(exc, KeyError):
@@ -657,6 +657,20 @@ def anchor_layer(layer: Layer, base_dir: str) -> Layer:
             for folder in cast("tuple[FolderSetting, ...]", anchored["additional_folders"])
         )
     return attrs.evolve(layer, values=anchored)
+
+
+def plain_value(value: object) -> object:
+    """A setting's value as JSON holds it (folders as {path, readOnly}, mappings as dicts)."""
+    if isinstance(value, tuple):
+        return [
+            {"path": item.path, "readOnly": item.read_only}
+            if isinstance(item, FolderSetting)
+            else item
+            for item in value
+        ]
+    if isinstance(value, Mapping):
+        return dict(value)
+    return value
 
 
 @attrs.frozen

@@ -22,7 +22,7 @@ from typing import Any
 
 import attrs
 
-from memory_ls.config import PROJECT_KEYS, ConfigError, FolderSetting, Layer, parse_project_table
+from memory_ls.config import ConfigError, FolderSetting, Layer, parse_project_table
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -86,6 +86,25 @@ def _pyproject_table(document: Mapping[str, Any]) -> object:
     return tool.get(PYPROJECT_TABLE[1]) if isinstance(tool, Mapping) else None
 
 
+# pyproject.toml files by path: (stamp, whether it holds [tool.memory-ls]). The MCP server
+# looks for the project file on every call; a Python repository's pyproject.toml is then
+# parsed only when it changed, not each time.
+_PYPROJECT_SEEN: dict[str, tuple[tuple[int, int], bool]] = {}
+
+
+def _has_our_table(path: str) -> bool:
+    """Whether a pyproject.toml exists here and holds a `[tool.memory-ls]` table."""
+    stamp = _stamp(path)
+    if stamp is None:
+        return False
+    seen = _PYPROJECT_SEEN.get(path)
+    if seen is not None and seen[0] == stamp:
+        return seen[1]
+    found = _pyproject_table(_read_toml(path)) is not None
+    _PYPROJECT_SEEN[path] = (stamp, found)
+    return found
+
+
 def find_project_file(start: str) -> str | None:
     """The path of the project file that applies at `start` (a directory), or None.
 
@@ -100,7 +119,7 @@ def find_project_file(start: str) -> str | None:
             if os.path.isfile(candidate):
                 return candidate
         candidate = os.path.join(current, PYPROJECT)
-        if os.path.isfile(candidate) and _pyproject_table(_read_toml(candidate)) is not None:
+        if _has_our_table(candidate):
             return candidate
         parent = os.path.dirname(current)
         if parent == current:
@@ -267,7 +286,6 @@ def project_values_equal(a: Mapping[str, object], b: Mapping[str, object]) -> bo
 __all__ = [
     "DEFAULT_FILE_NAME",
     "PROJECT_FILE_NAMES",
-    "PROJECT_KEYS",
     "ProjectFile",
     "ProjectWatch",
     "find_project_file",

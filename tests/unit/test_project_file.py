@@ -288,3 +288,23 @@ def test_init_never_rewrites_a_project_file_it_disagrees_with(bare_repo: Path) -
     assert done.returncode == 3
     assert "max-memory-bytes" in done.stderr
     assert _tree(bare_repo) == before
+
+
+def test_a_pyproject_is_read_again_when_it_changes(tmp_path: Path) -> None:
+    pyproject = _write(tmp_path / "pyproject.toml", '[project]\nname = "x"\n')
+    assert find_project_file(str(tmp_path)) is None
+    pyproject.write_text('[project]\nname = "x"\n\n[tool.memory-ls]\nglobal = false\n')
+    assert find_project_file(str(tmp_path)) == str(pyproject)
+
+
+def test_check_memories_only_leaves_other_markdown_alone(repo: Path) -> None:
+    (repo / "docs").mkdir()
+    (repo / "docs" / "notes.md").write_text("See [[nowhere]].\n")
+    (repo / "shared/feature/FEATURE_x.md").write_text("See [[gone]].\n")
+    alone = cli(repo, repo, "check", "--memories-only", "docs/notes.md")
+    assert alone.returncode == 0 and "nothing to check" in alone.stderr
+    both = cli(
+        repo, repo, "check", "--memories-only", "docs/notes.md", "shared/feature/FEATURE_x.md"
+    )
+    assert both.returncode == 1
+    assert "FEATURE_x.md" in both.stdout and "notes.md" not in both.stdout

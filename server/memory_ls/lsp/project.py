@@ -15,7 +15,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from memory_ls.config import Layer, explain_layers, merge_layers
+from memory_ls.config import Layer, camel_key, explain_layers, merge_layers, plain_value
 from memory_ls.core.rules.errors import Exists, InvalidArguments, MemoryStoreError
 from memory_ls.core.storage.git import work_tree_top
 from memory_ls.lsp.commands import Command as StoreCommand
@@ -88,37 +88,30 @@ def _editor_layers(ls: MemoryServer) -> tuple[Layer, ...]:
     return tuple(layer for layer in ls.layers() if layer.source.startswith(EDITOR_SOURCES))
 
 
-def _editor_values(ls: MemoryServer) -> dict[str, tuple[object, str]]:
-    """What the editor's settings set, as setting names (`diagnostics.<code>` per code,
-    `globalFolder` for a disabled global scope), each with its value and the editor
-    source it comes from (workspace configuration over initializationOptions)."""
-    found: dict[str, tuple[object, str]] = {}
-    for layer in _editor_layers(ls):
-        for key, value in layer.values.items():
-            if key == "diagnostics":
-                for code, severity in dict(value).items():  # type: ignore[call-overload]
-                    found[f"diagnostics.{code}"] = (severity, layer.source)
-            elif key == "global_enabled":
-                if value is False:  # `globalFolder: null` in the settings
-                    found["globalFolder"] = (None, layer.source)
-            else:
-                found[_camel(key)] = (_plain(value), layer.source)
-    return found
-
-
-def _file_values(values: Mapping[str, object]) -> dict[str, object]:
-    """The project file's values under the same names as `_editor_values`."""
+def _by_setting(values: Mapping[str, object]) -> dict[str, object]:
+    """A layer's values under the editor's setting names: `diagnostics.<code>` per code
+    (they merge code by code), `globalFolder` for a disabled global scope."""
     found: dict[str, object] = {}
     for key, value in values.items():
         if key == "diagnostics":
             for code, severity in dict(value).items():  # type: ignore[call-overload]
                 found[f"diagnostics.{code}"] = severity
         elif key == "global_enabled":
-            if value is False:
+            if value is False:  # `globalFolder: null` in the settings, `global = false`
                 found["globalFolder"] = None
         else:
-            found[_camel(key)] = _plain(value)
+            found[camel_key(key)] = plain_value(value)
     return found
+
+
+def _editor_values(ls: MemoryServer) -> dict[str, tuple[object, str]]:
+    """What the editor's settings set, by setting name, each with its value and the editor
+    source it comes from (workspace configuration over initializationOptions)."""
+    return {
+        key: (value, layer.source)
+        for layer in _editor_layers(ls)
+        for key, value in _by_setting(layer.values).items()
+    }
 
 
 def describe(ls: MemoryServer) -> dict[str, Any]:
@@ -130,7 +123,7 @@ def describe(ls: MemoryServer) -> dict[str, Any]:
     editor = _editor_values(ls)
     overrides = []
     if project is not None:
-        in_file = _file_values(project.layer.values)
+        in_file = _by_setting(project.layer.values)
         overrides = [
             {"key": key, "source": source, "value": value}
             for key, (value, source) in sorted(editor.items())
@@ -141,7 +134,7 @@ def describe(ls: MemoryServer) -> dict[str, Any]:
         "root": ls.config.root,
         "problem": str(ls.project.error) if ls.project.error is not None else None,
         "settings": {
-            row.key: {"value": _plain(row.value), "source": row.source}
+            row.key: {"value": plain_value(row.value), "source": row.source}
             for row in rows
             if not row.key.startswith("diagnostics.") or row.source != "default"
         },
@@ -176,22 +169,6 @@ def write_from_settings(ls: MemoryServer, replace: bool) -> dict[str, Any]:
     text = render_project_file(values, directory)
     write_atomic(path, text)
     return {"path": path, "replaced": project is not None, "content": text}
-
-
-def _camel(key: str) -> str:
-    head, *rest = key.split("_")
-    return head + "".join(part.capitalize() for part in rest)
-
-
-def _plain(value: object) -> object:
-    if isinstance(value, tuple):
-        return [
-            {"path": item.path, "readOnly": item.read_only} if hasattr(item, "read_only") else item
-            for item in value
-        ]
-    if hasattr(value, "items"):
-        return dict(value)  # type: ignore[call-overload]
-    return value
 
 
 async def _watch_with_client(ls: MemoryServer) -> None:
