@@ -20,6 +20,7 @@ from memory_ls.config import (
     merge_layers,
     plain_value,
 )
+from memory_ls.core.layouts import LAYOUTS
 from memory_ls.core.rules.errors import InvalidArguments, MemoryStoreError
 from memory_ls.core.services.formats import FORMATS, has_findings, render, summary_line
 from memory_ls.core.services.fulltext import SearchIndex, start_file_helper
@@ -55,7 +56,7 @@ def _store_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     flag_default: Any = argparse.SUPPRESS if suppress else False
     group = parser.add_argument_group("store options")
     group.add_argument("--root", metavar="DIR", default=default, help="workspace root (default: .)")
-    group.add_argument("--layout", choices=("serena", "aicoder"), default=default)
+    group.add_argument("--layout", choices=tuple(LAYOUTS), default=default)
     group.add_argument("--primary-folder", metavar="PATH", default=default)
     group.add_argument(
         "--additional-folders",

@@ -12,7 +12,8 @@ from typing import Any, TextIO
 import attrs
 
 from memory_ls.config import Layer, merge_layers
-from memory_ls.core.storage.folders import detect_layout, resolve_store_config
+from memory_ls.core.layouts import detect_layout
+from memory_ls.core.storage.folders import resolve_store_config
 from memory_ls.core.storage.git import work_tree_top
 from memory_ls.project_file import (
     DEFAULT_FILE_NAME,

@@ -10,9 +10,9 @@ import pytest
 from store_helpers import Workspace
 
 from memory_ls.core import Store, check_store
+from memory_ls.core.layouts.serena import load_patterns, serena_home
 from memory_ls.core.services.index import MemoryIndex
 from memory_ls.core.storage.folders import default_global_folder
-from memory_ls.core.storage.patterns import load_patterns, serena_home
 
 PROJECT_YML = """\
 project_name: demo

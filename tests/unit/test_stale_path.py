@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from memory_ls.config import Layer, merge_layers
-from memory_ls.core.rules.context_limits import CONTEXT_LIMITS, effective_limit
+from memory_ls.core.layouts import CONTEXT_LIMITS
+from memory_ls.core.rules.context_limits import effective_limit
 from memory_ls.core.rules.stale_paths import (
     PathMention,
     Suggestion,

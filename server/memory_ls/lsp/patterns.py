@@ -12,7 +12,7 @@ import os
 
 from lsprotocol import types
 
-from memory_ls.core.storage.patterns import watched_files
+from memory_ls.core.layouts import watched_files
 from memory_ls.lsp.server import MemoryServer
 
 POLL_SECONDS = 1.0

@@ -1,15 +1,16 @@
-"""How much of a memory each agent reads (`context-budget`, SPEC 3.2): one table of limits.
+"""How much of a memory each agent reads (`context-budget`, SPEC 3.2): where a limit cuts a text.
 
 Some agents load a memory file into every prompt and cut it past a size. An agent's
-limit is a row here: which agent, which file (a pattern relative to the workspace
-root), how many bytes it reads, and the environment variable that changes that.
+limit says which agent, which file (a pattern relative to the workspace root), how many
+bytes it reads, and the environment variable that changes that; each agent's limits are
+in its layout (`memory_ls.core.layouts`).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 
@@ -30,23 +31,6 @@ class ContextLimit:
             return False
         relative = os.path.relpath(path, root).replace(os.sep, "/")
         return fnmatch.fnmatchcase(relative, self.pattern)
-
-
-CONTEXT_LIMITS: tuple[ContextLimit, ...] = (
-    # AI Coder loads autoload.md into every prompt and truncates it past 2,048 bytes.
-    ContextLimit(
-        agent="AI Coder",
-        pattern=".aicoder/memory/autoload.md",
-        limit_bytes=2048,
-        env_var="AICODER_MEMORY_AUTOLOAD_LIMIT",
-        use="it is loaded into every prompt",
-    ),
-)
-
-
-_LAST_PARTS = [limit.pattern.rsplit("/", 1)[-1] for limit in CONTEXT_LIMITS]
-_FILE_NAMES = frozenset(part for part in _LAST_PARTS if not set(part) & set("*?["))
-_WILDCARD_NAMES = [part for part in _LAST_PARTS if set(part) & set("*?[")]
 
 
 @dataclass(frozen=True)
@@ -78,17 +62,14 @@ def effective_limit(limit: ContextLimit, environ: Mapping[str, str]) -> tuple[in
     return value, f"{limit.env_var}={value}"
 
 
-def find_cut(
-    text: str, path: str, root: str, environ: Mapping[str, str] | None = None
+def find_cut_among(
+    limits: Sequence[ContextLimit], text: str, path: str, root: str, environ: Mapping[str, str]
 ) -> Cut | None:
-    """Where an agent stops reading this file, if it does not read all of it."""
-    if os.path.basename(path) not in _FILE_NAMES and not _WILDCARD_NAMES:
-        return None  # nearly every file: no agent limits it
-    env = os.environ if environ is None else environ
-    for limit in CONTEXT_LIMITS:
+    """Where one of these limits makes an agent stop reading this file, if one does."""
+    for limit in limits:
         if not limit.applies_to(path, root):
             continue
-        limit_bytes, setting = effective_limit(limit, env)
+        limit_bytes, setting = effective_limit(limit, environ)
         # Quick exit: a text is never longer in UTF-8 bytes than 4 per code point.
         if len(text) * 4 <= limit_bytes:
             continue

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypeVar
 
 from memory_ls.config import Severity
+from memory_ls.core.layouts import find_cut
 from memory_ls.core.rules.conflicts import find_conflicts, may_hold_markers
-from memory_ls.core.rules.context_limits import find_cut
 from memory_ls.core.rules.document import Document, decode_memory, parse_document
 from memory_ls.core.rules.names import GLOBAL_PREFIX, caps_prefixes, has_topic, name_problem
 from memory_ls.core.rules.references import Reference, find_references, references_in_line

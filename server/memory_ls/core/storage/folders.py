@@ -8,18 +8,18 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from memory_ls.config import DEFAULT_SEVERITIES, Settings, Severity
+from memory_ls.core.layouts import (
+    NO_PATTERNS,
+    MemoryPatterns,
+    detect_layout,
+    layout_named,
+    store_patterns,
+)
 from memory_ls.core.rules.names import GLOBAL_PREFIX
 from memory_ls.core.storage.git import in_git_work_tree
-from memory_ls.core.storage.patterns import NO_PATTERNS, MemoryPatterns, load_patterns, serena_home
 
 FolderKind = Literal["primary", "additional", "global"]
 Scope = Literal["project", "global"]
-
-LAYOUTS: Mapping[str, tuple[str, str]] = {
-    # layout -> (primary folder under the root, global folder under home)
-    "serena": (".serena/memories", "~/.serena/memories/global"),
-    "aicoder": (".aicoder/memory", "~/.config/aicoder/memory"),
-}
 
 
 @dataclass(frozen=True)
@@ -125,18 +125,9 @@ def _folder(
     return Folder(absolute, os.path.realpath(absolute), kind, read_only, patterns)
 
 
-def detect_layout(root: str) -> str:
-    """The layout of a workspace with none configured: aicoder only when only it exists."""
-    has_aicoder = os.path.isdir(os.path.join(root, LAYOUTS["aicoder"][0]))
-    has_serena = os.path.isdir(os.path.join(root, LAYOUTS["serena"][0]))
-    return "aicoder" if has_aicoder and not has_serena else "serena"
-
-
 def default_global_folder(layout: str, environ: Mapping[str, str]) -> str:
     """The global folder of a layout; Serena's honours SERENA_HOME."""
-    if layout == "serena":
-        return os.path.join(serena_home(environ), "memories", "global")
-    return LAYOUTS[layout][1]
+    return layout_named(layout).global_folder(environ)
 
 
 def resolve_store_config(
@@ -149,9 +140,13 @@ def resolve_store_config(
     env = os.environ if environ is None else environ
     root = os.path.abspath(os.path.expanduser(root))
     layout = settings.layout or detect_layout(root)
-    patterns = load_patterns(root, env)
+    patterns = store_patterns(root, env)
     primary = _folder(
-        settings.primary_folder or LAYOUTS[layout][0], root, "primary", False, patterns
+        settings.primary_folder or layout_named(layout).primary_folder,
+        root,
+        "primary",
+        False,
+        patterns,
     )
     additional: list[Folder] = []
     missing: list[str] = []

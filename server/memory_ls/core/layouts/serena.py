@@ -1,9 +1,10 @@
-"""Serena's memory patterns: `read_only_memory_patterns` and `ignored_memory_patterns` (SPEC 2.2).
+"""Serena's layout: `.serena/memories`, the global folder and its memory patterns (SPEC 2.2).
 
-Serena reads them from `$SERENA_HOME/serena_config.yml` and from the project's
-`.serena/project.yml` (keys of `project.local.yml` replacing the project's), concatenates
-them (the user's first), and matches each pattern against the whole memory name,
-`global/` included. The legacy `edit_global_memories: false` makes `global/.*` read-only.
+Serena reads `read_only_memory_patterns` and `ignored_memory_patterns` from
+`$SERENA_HOME/serena_config.yml` and from the project's `.serena/project.yml` (keys of
+`project.local.yml` replacing the project's), concatenates them (the user's first), and
+matches each pattern against the whole memory name, `global/` included. The legacy
+`edit_global_memories: false` makes `global/.*` read-only.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from memory_ls.core.layouts.base import Layout, MemoryPatterns
 
 SERENA_HOME_DEFAULT = "~/.serena"
 PROJECT_YML = os.path.join(".serena", "project.yml")
@@ -34,30 +36,9 @@ def serena_home(environ: Mapping[str, str]) -> str:
     return os.path.abspath(home.strip())
 
 
-@dataclass(frozen=True)
-class MemoryPatterns:
-    """Compiled patterns and the problems met loading them (shown to the user, never fatal)."""
-
-    read_only: tuple[re.Pattern[str], ...] = ()
-    ignored: tuple[re.Pattern[str], ...] = ()
-    sources: tuple[str, ...] = ()  # the files they came from, for messages and watching
-    problems: tuple[str, ...] = field(default=(), compare=False)
-
-    def is_ignored(self, name: str) -> bool:
-        """Whether a memory (Serena's name, `global/` included) is hidden from every operation."""
-        return any(pattern.fullmatch(name) for pattern in self.ignored)
-
-    def is_read_only(self, name: str) -> bool:
-        """Whether a memory (Serena's name) may be read but not written."""
-        return any(pattern.fullmatch(name) for pattern in self.read_only)
-
-    @property
-    def where(self) -> str:
-        """The files the patterns come from, for messages."""
-        return " and ".join(self.sources) if self.sources else "Serena's configuration"
-
-
-NO_PATTERNS = MemoryPatterns()
+def global_folder(environ: Mapping[str, str]) -> str:
+    """Serena's global memories: `$SERENA_HOME/memories/global`."""
+    return os.path.join(serena_home(environ), "memories", "global")
 
 
 def watched_files(root: str, environ: Mapping[str, str]) -> list[str]:
@@ -156,3 +137,13 @@ def _compile_all(
                 "it is not applied."
             )
     return tuple(compiled.values())
+
+
+SERENA = Layout(
+    name="serena",
+    agent="Serena",
+    primary_folder=".serena/memories",
+    global_folder=global_folder,
+    patterns=load_patterns,
+    pattern_files=watched_files,
+)

@@ -1,0 +1,60 @@
+"""What a layout is: one agent's conventions for where and how its memories are kept."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from memory_ls.core.rules.context_limits import ContextLimit
+
+
+@dataclass(frozen=True)
+class MemoryPatterns:
+    """Compiled patterns and the problems met loading them (shown to the user, never fatal)."""
+
+    read_only: tuple[re.Pattern[str], ...] = ()
+    ignored: tuple[re.Pattern[str], ...] = ()
+    sources: tuple[str, ...] = ()  # the files they came from, for messages and watching
+    problems: tuple[str, ...] = field(default=(), compare=False)
+
+    def is_ignored(self, name: str) -> bool:
+        """Whether a memory (Serena's name, `global/` included) is hidden from every operation."""
+        return any(pattern.fullmatch(name) for pattern in self.ignored)
+
+    def is_read_only(self, name: str) -> bool:
+        """Whether a memory (Serena's name) may be read but not written."""
+        return any(pattern.fullmatch(name) for pattern in self.read_only)
+
+    @property
+    def where(self) -> str:
+        """The files the patterns come from, for messages."""
+        return " and ".join(self.sources) if self.sources else "Serena's configuration"
+
+
+NO_PATTERNS = MemoryPatterns()
+
+
+def _no_patterns(root: str, environ: Mapping[str, str]) -> MemoryPatterns:
+    return NO_PATTERNS
+
+
+def _no_files(root: str, environ: Mapping[str, str]) -> list[str]:
+    return []
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One agent's memory conventions: folders, global scope, patterns and context limits."""
+
+    name: str  # the value of the `layout` setting
+    agent: str  # the agent's name, for people
+    primary_folder: str  # relative to the store's root, `/`-separated
+    # The global folder for an environment (`~` allowed: expanded when resolved).
+    global_folder: Callable[[Mapping[str, str]], str]
+    # The read-only and ignored patterns in force for a root (read from the agent's files).
+    patterns: Callable[[str, Mapping[str, str]], MemoryPatterns] = _no_patterns
+    # The files whose change changes those patterns (followed by the language server).
+    pattern_files: Callable[[str, Mapping[str, str]], list[str]] = _no_files
+    # The files the agent loads into every prompt and where it cuts them.
+    context_limits: tuple[ContextLimit, ...] = ()
