@@ -31,7 +31,7 @@ from run import WORDS, as_repository, generate  # bench/run.py, beside this
 
 from memory_ls.config import cli_layer, merge_layers
 from memory_ls.core.operations.mentions import memories_about
-from memory_ls.core.services.fulltext import SearchIndex
+from memory_ls.core.services.search import SearchIndex
 from memory_ls.core.storage.folders import resolve_store_config
 from memory_ls.core.store import Store
 

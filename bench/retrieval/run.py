@@ -239,7 +239,7 @@ class MemoryLsSearch:
     def __init__(self, root: Path, index_dir: Path, mode: str) -> None:
         from memory_ls.config import Settings
         from memory_ls.core import Store, resolve_store_config
-        from memory_ls.core.services.fulltext import SearchIndex
+        from memory_ls.core.services.search import SearchIndex
 
         settings = Settings(layout="serena", global_enabled=False)
         # No user-level Serena configuration may hide or protect memories of the bench store.
@@ -458,7 +458,7 @@ def evaluate(
     bm25_run, bm25 = run_bm25(memories, questions, bm25_threshold)
     runs.append(bm25_run)
     from memory_ls import __version__
-    from memory_ls.core.services.fulltext import fts5_available
+    from memory_ls.core.services.search import fts5_available
 
     return {
         "benchmark": "retrieval",

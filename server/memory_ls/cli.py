@@ -23,8 +23,8 @@ from memory_ls.config import (
 from memory_ls.core.layouts import LAYOUTS
 from memory_ls.core.rules.errors import InvalidArguments, MemoryStoreError
 from memory_ls.core.services.formats import FORMATS, has_findings, render, summary_line
-from memory_ls.core.services.fulltext import SearchIndex, start_file_helper
 from memory_ls.core.services.related import supersede_note
+from memory_ls.core.services.search import SearchIndex, start_file_helper
 from memory_ls.core.storage.folders import StoreConfig, resolve_store_config
 from memory_ls.core.store import Store
 from memory_ls.project_file import ProjectFile, load_project, store_root

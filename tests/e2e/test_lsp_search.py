@@ -172,7 +172,7 @@ def _children(pid: int) -> list[int]:
 
 
 async def _indexing_worker(server: Session) -> int:
-    """The pid of the server's indexing worker, once it has started (core/services/fulltext.py)."""
+    """The pid of the server's indexing worker, once it has started (core/services/search/)."""
     process = server.client._server
     assert process is not None
 

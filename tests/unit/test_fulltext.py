@@ -1,4 +1,4 @@
-"""The full-text index (core/services/fulltext.py): the query language, both ways of answering
+"""The full-text index (core/services/search/): the query language, both ways of answering
 (the index, and reading every memory) agreeing, staleness, rebuilds and a cache that
 is corrupt, locked or cannot be written."""
 
@@ -21,10 +21,21 @@ from store_helpers import Workspace
 
 from memory_ls.core import Store
 from memory_ls.core.rules.errors import InvalidArguments
-from memory_ls.core.services import fulltext, relevance
-from memory_ls.core.services.fulltext import Part, SearchIndex, parse_query, search_index_path
+from memory_ls.core.services import relevance
 from memory_ls.core.services.index import MemoryIndex
-from memory_ls.core.services.relevance import ALL_WORDS, RELEVANCE, RoughRanker, ScanRanker, rows_of
+from memory_ls.core.services.relevance import (
+    ALL_WORDS,
+    RELEVANCE,
+    Part,
+    RoughRanker,
+    ScanRanker,
+    parse_query,
+    rows_of,
+)
+from memory_ls.core.services.search import SearchIndex, database, schema, search_index_path
+from memory_ls.core.services.search import files as file_io
+from memory_ls.core.services.search import index as lifecycle
+from memory_ls.core.services.search import worker as workers
 from memory_ls.core.storage.listing import ScanCache
 
 Search = Callable[..., list[dict[str, Any]]]
@@ -311,7 +322,7 @@ def test_a_corrupt_cache_file_is_made_again(ws: Workspace) -> None:
 def test_a_locked_cache_still_gives_the_right_answer(
     ws: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(fulltext, "BUSY_TIMEOUT_SECONDS", 0.05)
+    monkeypatch.setattr(database, "BUSY_TIMEOUT_SECONDS", 0.05)
     store = _store(ws)
     assert _indexed(store).search("tokens")["results"]
     ws.write(ws.primary / "late.md", "late tokens\n")
@@ -343,7 +354,7 @@ def test_an_unwritable_cache_still_gives_the_right_answer(ws: Workspace) -> None
 
 
 def test_without_fts5_every_memory_is_read(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(fulltext, "fts5_available", lambda: False)
+    monkeypatch.setattr(database, "fts5_available", lambda: False)
     store = _store(ws)
     index = SearchIndex(store.config, live=False)
     assert index.search(parse_query("tokens"), [], None, 50) is None
@@ -406,8 +417,8 @@ def test_many_files_are_stated_in_two_processes_with_the_same_result(
     files = [ws.write(ws.primary / f"n{number}.md", "x" * number) for number in range(40)]
     (ws.primary / "dir.md").mkdir()
     paths = [str(path) for path in files] + [str(ws.primary / "dir.md"), str(ws.tmp / "gone.md")]
-    serial = fulltext.stat_files(paths)
-    assert list(serial[1][-2:]) == [fulltext.FOLDER_SIZE, -1] and list(serial[0][-2:]) == [0, 0]
+    serial = file_io.stat_files(paths)
+    assert list(serial[1][-2:]) == [file_io.FOLDER_SIZE, -1] and list(serial[0][-2:]) == [0, 0]
     assert (serial[0][3], serial[1][3]) == (files[3].stat().st_mtime_ns, 3)
     forks: list[int] = []
     real_fork = os.fork
@@ -416,14 +427,14 @@ def test_many_files_are_stated_in_two_processes_with_the_same_result(
         forks.append(1)
         return real_fork()
 
-    monkeypatch.setattr(fulltext, "PARALLEL_STAT_FILES", 2)
-    monkeypatch.setattr(fulltext, "_may_fork", lambda: True)
+    monkeypatch.setattr(file_io, "PARALLEL_STAT_FILES", 2)
+    monkeypatch.setattr(file_io, "_may_fork", lambda: True)
     monkeypatch.setattr(os, "fork", counted_fork)
-    assert fulltext.stat_files(paths) == serial
+    assert file_io.stat_files(paths) == serial
     assert forks == [1], "the second half was stated by a child process"
     # A child that fails costs time, not results.
-    monkeypatch.setattr(fulltext.marshal, "dumps", lambda value: b"\x00broken")
-    assert fulltext.stat_files(paths) == serial
+    monkeypatch.setattr(file_io.marshal, "dumps", lambda value: b"\x00broken")
+    assert file_io.stat_files(paths) == serial
 
 
 def test_a_new_process_reads_the_manifest_and_sees_changes_made_after_it(
@@ -465,11 +476,11 @@ def test_an_unchanged_store_is_recognised_from_the_manifest_alone(
     store = _store(ws)
     assert _indexed(store).search("expiry")["results"]  # builds the index and its manifest
 
-    def no_rows(self: fulltext.Listing) -> set[tuple[int, str, int, int]]:
+    def no_rows(self: schema.Listing) -> set[tuple[int, str, int, int]]:
         raise AssertionError("rows compared one by one")
 
     with monkeypatch.context() as patched:
-        patched.setattr(fulltext.Listing, "rows", no_rows)
+        patched.setattr(schema.Listing, "rows", no_rows)
         index = SearchIndex(store.config, live=False)
         assert index.sync()
         assert _names(Store(store.config, index).search("expiry")["results"]) == {"FEATURE_tokens"}
@@ -492,10 +503,10 @@ def test_the_manifest_is_written_only_when_the_index_holds_what_the_walk_found(
     _touch_later(plain, plain.read_text() + "edited after the walk\n")
     # The walk saw `created`; the edit to `plain` came after it, and indexing sees it.
     seen = index.walk()
-    stale = fulltext.Listing(
+    stale = schema.Listing(
         seen.ranks,
         seen.names,
-        fulltext.array.array(
+        schema.array.array(
             "q",
             [
                 m if n != "plain" else before.mtimes[before.names.index("plain")]
@@ -529,16 +540,16 @@ def test_a_change_indexed_by_another_process_meanwhile_keeps_the_manifest_out(
     tokens = ws.root / "team" / "feature" / "FEATURE_tokens.md"
     live = SearchIndex(store.config, live=True)
     assert live.sync(store.scan())  # indexed by an editor: no manifest
-    real_write = SearchIndex._write_manifest
+    real_write = database.Database.write_manifest
 
-    def editor_indexes_an_edit_first(self: SearchIndex, *args: Any) -> None:
+    def editor_indexes_an_edit_first(self: database.Database, *args: Any) -> None:
         # The walk and the rows agreed; before the manifest is written an editor indexes
         # an edit that the walk did not see.
         _touch_later(tokens, tokens.read_text().replace("expiry", "timeout"))
         live.apply([str(tokens)])
         real_write(self, *args)
 
-    monkeypatch.setattr(SearchIndex, "_write_manifest", editor_indexes_an_edit_first)
+    monkeypatch.setattr(database.Database, "write_manifest", editor_indexes_an_edit_first)
     assert SearchIndex(store.config, live=False).sync()
     monkeypatch.undo()
     with sqlite3.connect(live.path) as db:
@@ -549,23 +560,23 @@ def test_a_change_indexed_by_another_process_meanwhile_keeps_the_manifest_out(
 
 
 def test_a_packed_listing_comes_back_as_it_was_empty_or_with_a_nameless_file() -> None:
-    def listing(names: list[str]) -> fulltext.Listing:
+    def listing(names: list[str]) -> schema.Listing:
         count = len(names)
-        return fulltext.Listing(
-            fulltext.array.array("i", [0] * count),
+        return schema.Listing(
+            schema.array.array("i", [0] * count),
             names,
-            fulltext.array.array("q", [7] * count),
-            fulltext.array.array("q", [1] * count),
+            schema.array.array("q", [7] * count),
+            schema.array.array("q", [1] * count),
         )
 
     for names in ([], [""], ["", "a"], ["a", "b/c"]):
         packed = listing(names).packed()
-        assert fulltext._well_formed(packed), names
-        assert fulltext.Listing.unpacked(packed) == listing(names)
+        assert schema._well_formed(packed), names
+        assert schema.Listing.unpacked(packed) == listing(names)
     ranks, joined, mtimes, sizes = listing(["a", "b"]).packed()
-    assert not fulltext._well_formed((ranks, "a", mtimes, sizes)), "a name short"
-    assert not fulltext._well_formed((ranks, joined, mtimes[:8], sizes))
-    assert not fulltext._well_formed((b"", "a", b"", b""))
+    assert not schema._well_formed((ranks, "a", mtimes, sizes)), "a name short"
+    assert not schema._well_formed((ranks, joined, mtimes[:8], sizes))
+    assert not schema._well_formed((b"", "a", b"", b""))
 
 
 # ----- relevance ranking (the default) ----------------------------------------------------
@@ -717,13 +728,13 @@ def test_the_file_helper_states_and_reads_half_of_each_list_and_goes_with_its_pa
     paths += [str(tmp_path / "folder.md"), str(tmp_path / "missing.md")]
     (tmp_path / "large.md").write_text("y" * 5000)
     paths.append(str(tmp_path / "large.md"))
-    serial = fulltext._stat_each(paths)
-    read = [fulltext._read_small(path, 1000) for path in paths]
+    serial = file_io._stat_each(paths)
+    read = [file_io._read_small(path, 1000) for path in paths]
     assert read[-1] == b"" and read[-2] is None and read[-3] is None and read[7] == b"x" * 7
-    helper = fulltext.FileHelper()
+    helper = file_io.FileHelper()
     try:
         assert helper.stat_files(paths) == serial
-        assert helper.stat_files(paths[:3]) == fulltext._stat_each(paths[:3])
+        assert helper.stat_files(paths[:3]) == file_io._stat_each(paths[:3])
         # Reads too: too large (b""), a folder and a missing file (None) as here.
         assert helper.read_files(paths, 1000) == read
         assert helper.read_files(paths[:1], 1000) == read[:1]
@@ -737,7 +748,7 @@ def test_the_file_helper_states_and_reads_half_of_each_list_and_goes_with_its_pa
     finally:
         helper.close()
     # A live helper leaves when its parent's end of the pipe closes (the parent exits).
-    second = fulltext.FileHelper()
+    second = file_io.FileHelper()
     second._requests.close()
     assert os.waitpid(second.pid, 0)[1] == 0
     second.close()
@@ -784,11 +795,11 @@ def test_a_search_during_the_first_sync_answers_from_the_index_and_the_rest(
     meanwhile gives the memories a search over every file gives: no memory missed (the
     files it reads read half by the file helper, or all here)."""
     store, planted = _bulk(ws, 120)
-    monkeypatch.setattr(fulltext, "BATCH_FILES", 25)
-    monkeypatch.setattr(fulltext, "WORKER_FILES", 1 if worker else 10**9)
+    monkeypatch.setattr(lifecycle, "BATCH_FILES", 25)
+    monkeypatch.setattr(lifecycle, "WORKER_FILES", 1 if worker else 10**9)
     if helper:
-        monkeypatch.setattr(fulltext, "_HELPER", fulltext.FileHelper())
-        monkeypatch.setattr(fulltext, "HELPER_FILES", 1)
+        monkeypatch.setattr(file_io, "_HELPER", file_io.FileHelper())
+        monkeypatch.setattr(file_io, "HELPER_FILES", 1)
     index = SearchIndex(store.config, live=True)
     live = Store(store.config, index)
     checked: list[tuple[int, int]] = []
@@ -824,8 +835,8 @@ def test_a_search_during_the_first_sync_answers_from_the_index_and_the_rest(
     assert index.search(parse_query("okapi"), [], None, 500) is not None
     assert _names(live.search("okapi", limit=500)["results"]) == planted
     if helper:
-        assert fulltext._HELPER is not None and fulltext._HELPER.working
-        fulltext._HELPER.close()
+        assert file_io._HELPER is not None and file_io._HELPER.working
+        file_io._HELPER.close()
 
 
 def test_a_search_as_the_first_sync_ends_is_answered_by_the_index(
@@ -862,7 +873,7 @@ def test_the_indexing_workers_start_after_the_search_under_way(
     """A search sent as the server starts reads every file: the workers that would read
     them too (and send their facts to this process) are started once it is answered."""
     store, planted = _bulk(ws, 40)
-    monkeypatch.setattr(fulltext, "WORKER_FILES", 1)
+    monkeypatch.setattr(lifecycle, "WORKER_FILES", 1)
     index = SearchIndex(store.config, live=True)
     live = Store(store.config, index)
     searches_at_start: list[int] = []
@@ -872,7 +883,7 @@ def test_the_indexing_workers_start_after_the_search_under_way(
         searches_at_start.append(index.turns._searches)
         return popen(*args, **kwargs)
 
-    monkeypatch.setattr(fulltext.subprocess, "Popen", start_worker)
+    monkeypatch.setattr(workers.subprocess, "Popen", start_worker)
     index.expect_sync()
     syncing = threading.Thread(target=lambda: index.sync(store.scan()))
     with index.turns.searching():  # the first search, under way before the sync begins
@@ -896,8 +907,8 @@ def test_the_first_sync_lets_searches_run_up_to_their_share(
     """A search under way holds an indexing's next step back, but no longer than the
     searches have had their share of the time (back to back, they cannot stop it), or
     SEARCH_HEAD_START seconds in all: a first search has the interpreter to itself."""
-    monkeypatch.setattr(fulltext, "SEARCH_HEAD_START", head_start)
-    turns = fulltext.Turns()
+    monkeypatch.setattr(workers, "SEARCH_HEAD_START", head_start)
+    turns = workers.Turns()
     pause = turns.pauser()
     with turns.searching():
         started = time.monotonic()
@@ -1068,14 +1079,14 @@ def test_a_memory_file_is_read_whole_in_one_read_or_more(tmp_path: Path, buffere
     """`_read_small` (a search reading the files not indexed yet): the exact bytes of a
     file smaller than, as large as and larger than its first read, b"" beyond the limit,
     None for a file that cannot be read."""
-    first = fulltext.FIRST_READ
+    first = file_io.FIRST_READ
     buffer = bytearray(first) if buffered else None
     for size in (0, 1, 300, first - 1, first, first + 1, 3 * first + 7):
         path = tmp_path / f"m{size}.md"
         data = bytes((n * 7 + size) % 251 for n in range(size))
         path.write_bytes(data)
-        read = fulltext._read_small(str(path), 4 * first, buffer)
+        read = file_io._read_small(str(path), 4 * first, buffer)
         assert read == data and type(read) is bytes
-    assert fulltext._read_small(str(tmp_path / f"m{3 * first + 7}.md"), first, buffer) == b""
-    assert fulltext._read_small(str(tmp_path / "m300.md"), 299, buffer) == b""
-    assert fulltext._read_small(str(tmp_path / "missing.md"), first, buffer) is None
+    assert file_io._read_small(str(tmp_path / f"m{3 * first + 7}.md"), first, buffer) == b""
+    assert file_io._read_small(str(tmp_path / "m300.md"), 299, buffer) == b""
+    assert file_io._read_small(str(tmp_path / "missing.md"), first, buffer) is None

@@ -13,8 +13,8 @@ from types import SimpleNamespace
 from lsprotocol import types
 from store_helpers import Workspace
 
-from memory_ls.core.services.fulltext import SearchIndex
 from memory_ls.core.services.index import MemoryIndex
+from memory_ls.core.services.search import SearchIndex
 from memory_ls.lsp import indexing
 
 

@@ -13,7 +13,7 @@ from store_helpers import Workspace
 from memory_ls.core import Store
 from memory_ls.core.operations.mentions import memories_about, parse_target
 from memory_ls.core.rules.errors import InvalidArguments
-from memory_ls.core.services.fulltext import SearchIndex
+from memory_ls.core.services.search import SearchIndex
 
 About = Callable[..., dict[str, Any]]
 

@@ -10,9 +10,8 @@ import pytest
 from store_helpers import Workspace
 
 from memory_ls.core import Store
-from memory_ls.core.services import fulltext
 from memory_ls.core.services.backlinks import serena_key
-from memory_ls.core.services.fulltext import SearchIndex
+from memory_ls.core.services.search import SearchIndex, database, schema
 
 PLAIN = 30
 
@@ -130,7 +129,7 @@ def test_a_live_index_leaves_it_to_its_owner(ws: Workspace) -> None:
 def test_without_fts5_a_move_reads_every_memory(
     ws: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(fulltext, "fts5_available", lambda: False)
+    monkeypatch.setattr(database, "fts5_available", lambda: False)
     scanning = ws.store()
     ws.write(ws.primary / "OLD.md", "the memory\n")
     referrer = ws.write(ws.primary / "refs.md", "[[OLD]] and mem:OLD\n")
@@ -149,10 +148,10 @@ def test_a_sync_that_indexed_changes_leaves_a_manifest_that_needs_no_rows(
     (ws.primary / "plain_08.md").unlink()
     assert index.sync()  # indexes the three changes, then writes the manifest
 
-    def no_rows(self: fulltext.Listing) -> set[tuple[int, str, int, int]]:
+    def no_rows(self: schema.Listing) -> set[tuple[int, str, int, int]]:
         raise AssertionError("rows compared one by one")
 
-    monkeypatch.setattr(fulltext.Listing, "rows", no_rows)
+    monkeypatch.setattr(schema.Listing, "rows", no_rows)
     sources = SearchIndex(store.config, live=False).reference_sources(["OLD"])
     assert sources is not None
     assert set(sources) == {str(plain[7]), str(ws.primary / "OLD.md")}

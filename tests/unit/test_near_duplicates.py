@@ -11,7 +11,7 @@ from store_helpers import Workspace
 from memory_ls.core import Store, check_store
 from memory_ls.core.operations.duplicates import near_duplicate_diagnostics
 from memory_ls.core.rules.similarity import name_key
-from memory_ls.core.services.fulltext import SearchIndex, fts5_available
+from memory_ls.core.services.search import SearchIndex, fts5_available
 
 RETRY = """# Payment retry policy
 

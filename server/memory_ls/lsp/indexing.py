@@ -3,7 +3,7 @@
 Names come first (a directory scan), so completion and links work early; then the facts
 of every file (tags, update time) are learnt, from the cache an earlier start left where
 a file has not changed, else by parsing it. Meanwhile, under a progress of its own, the
-full-text index is brought in line with the files (core/services/fulltext.py; a first indexing of
+full-text index is brought in line with the files (core/services/search/; a first indexing of
 many files in a worker process); until then a search reads only the files it has not
 reached. Requests are answered meanwhile, and both indexings wait for searches (up to
 half the time: `Turns`).
@@ -24,8 +24,8 @@ from typing import Any
 
 from lsprotocol import types
 
-from memory_ls.core.services.fulltext import BACKGROUND_SEARCH_SHARE, WORKER_FILES, SearchIndex
 from memory_ls.core.services.index import MemoryIndex, facts_cache_path
+from memory_ls.core.services.search import BACKGROUND_SEARCH_SHARE, WORKER_FILES, SearchIndex
 from memory_ls.lsp import startup
 from memory_ls.lsp.server import MemoryServer
 
@@ -68,7 +68,7 @@ def start(ls: MemoryServer) -> None:
             if reporter is not None:
                 reporter.begin(count)
             # The facts of the files the indexing workers read (no second read here),
-            # learnt on this thread as searches let it (core/services/fulltext.py: `Turns`).
+            # learnt on this thread as searches let it (core/services/search/worker.py: `Turns`).
             learnt: queue.SimpleQueue[list[Any] | None] = queue.SimpleQueue()
 
             def index_for_search() -> None:

@@ -32,8 +32,8 @@ from memory_ls.config import (
     anchor_layer,
     merge_layers,
 )
-from memory_ls.core.services.fulltext import SearchIndex, fingerprint
 from memory_ls.core.services.index import MemoryIndex, Update
+from memory_ls.core.services.search import SearchIndex, fingerprint
 from memory_ls.core.storage.folders import StoreConfig, resolve_store_config
 from memory_ls.core.store import Store
 from memory_ls.lsp.protocol import MemoryProtocol

@@ -21,8 +21,8 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from memory_ls.core.services.fulltext import SearchIndex
 from memory_ls.core.services.index import MemoryIndex, Update
+from memory_ls.core.services.search import SearchIndex
 from memory_ls.core.storage.folders import Folder
 from memory_ls.core.storage.watching import (
     FolderWatch,

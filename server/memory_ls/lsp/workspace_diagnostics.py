@@ -37,8 +37,8 @@ from pygls.uris import from_fs_path, to_fs_path
 from memory_ls.core.operations.disk_check import DiskDiagnostics
 from memory_ls.core.operations.duplicates import IndexedDuplicates
 from memory_ls.core.services.diagnostics import Diagnostic
-from memory_ls.core.services.fulltext import BACKGROUND_SEARCH_SHARE
 from memory_ls.core.services.index import MemoryIndex, Update
+from memory_ls.core.services.search import BACKGROUND_SEARCH_SHARE
 from memory_ls.core.storage.watching import SerialWorker
 from memory_ls.lsp.diagnostics import to_lsp
 from memory_ls.lsp.server import MemoryServer

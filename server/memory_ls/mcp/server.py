@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from memory_ls import __version__
 from memory_ls.config import ConfigError, Layer
 from memory_ls.core.rules.errors import InvalidArguments
-from memory_ls.core.services.fulltext import start_file_helper
+from memory_ls.core.services.search import start_file_helper
 from memory_ls.mcp.answers import explain_validation, refusal
 from memory_ls.mcp.stores import StoreFactory
 from memory_ls.mcp.wording import (

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 from memory_ls.config import Layer, Settings, merge_layers
 from memory_ls.core.operations.live import LiveStore, WatchUnavailable
 from memory_ls.core.rules.errors import MemoryStoreError
-from memory_ls.core.services.fulltext import SearchIndex, fingerprint
 from memory_ls.core.services.journal import Journal, adopt_legacy_journal, journal_path
+from memory_ls.core.services.search import SearchIndex, fingerprint
 from memory_ls.core.storage.folders import StoreConfig, resolve_store_config
 from memory_ls.core.storage.listing import ScanCache
 from memory_ls.core.store import Store

@@ -1,7 +1,7 @@
 """`near-duplicate` for one memory (SPEC 3.2): after an agent's write, and in the editor.
 
 The memories that may nearly duplicate it come from the full-text index's keys
-(core/services/fulltext.py, on disk: nothing per file is kept in memory), else from reading
+(core/services/search/, on disk: nothing per file is kept in memory), else from reading
 every memory; each is then read and compared (core/rules/similarity.py).
 """
 

@@ -3,7 +3,7 @@
 The MCP server answers each call from indexes that a watch over the configured folders
 keeps current (core/storage/watching.py), as the language server does with its file
 events: the name index and link data (core/services/index.py), the full-text index
-(core/services/fulltext.py, live),
+(core/services/search/, live),
 and the listing of the folders (`LiveScanCache`, which Store asks instead of reading
 directories). No call walks the store: the folders are listed once, at start, by the
 full-text index's walk, and compared with the index's manifest that an editor or an
@@ -30,9 +30,9 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from memory_ls.core.services.fulltext import Listing, SearchIndex
 from memory_ls.core.services.index import MemoryIndex, Stamp, facts_cache_path
 from memory_ls.core.services.journal import Journal, observe_paths, sync_baseline_elsewhere
+from memory_ls.core.services.search import Listing, SearchIndex
 from memory_ls.core.storage.folders import Folder, StoreConfig
 from memory_ls.core.storage.listing import FolderScan, ScanCache, ScanFolder
 from memory_ls.core.storage.memory import MemoryFile, Resolved

@@ -37,8 +37,8 @@ from memory_ls.core.rules.errors import InvalidArguments, MemoryStoreError
 from memory_ls.core.rules.names import is_valid_name
 from memory_ls.core.rules.references import iter_lines_outside_code
 from memory_ls.core.rules.stale_paths import PathMention, code_spans, mentions_in_line, resolutions
-from memory_ls.core.services.fulltext import READ_LIMIT_FACTOR
 from memory_ls.core.services.relevance import snippet, tokens
+from memory_ls.core.services.search import READ_LIMIT_FACTOR
 from memory_ls.core.storage.folders import Folder, StoreConfig
 from memory_ls.core.storage.fsio import read_text
 from memory_ls.core.storage.memory import MemoryFile

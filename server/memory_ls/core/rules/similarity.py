@@ -26,7 +26,7 @@ those that share at least SKETCH_MATCHES of their smallest hashes: two bodies wi
 their shingles in common almost surely do (the chance that they do not is about 0.3%),
 two that merely quote one path or phrase rarely. A key held by more than BUCKET_LIMIT
 memories is boilerplate (a template's phrase) and proposes nothing. Keys are stable across
-processes, so the full-text index keeps them on disk (core/services/fulltext.py).
+processes, so the full-text index keeps them on disk (core/services/search/).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What the store is indexed, checked and remembered by: services that take memories and
 configurations (never the `Store`, which composes them).
 
-What lives here: the full-text search index (`fulltext`) and its ranking (`relevance`),
+What lives here: the full-text search index (`search`, a package) and its ranking (`relevance`),
 the name and link index (`index`, `backlinks`), diagnostics as data (`diagnostics`), the
 journal of changes and their history (`journal`), what supersedes a memory and its
 neighbours (`related`), the report formats (`formats`), git's merge driver (`merge`,

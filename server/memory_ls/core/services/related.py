@@ -27,7 +27,7 @@ from memory_ls.core.rules.supersede import (
     declaration_of_text,
 )
 from memory_ls.core.rules.titles import title_of as listing_title
-from memory_ls.core.services.fulltext import SearchIndex
+from memory_ls.core.services.search import SearchIndex
 from memory_ls.core.storage.folders import StoreConfig
 from memory_ls.core.storage.fsio import read_bytes, utf8_or_none
 from memory_ls.core.storage.memory import LISTING_READ_LIMIT, MemoryFile, Resolved

@@ -26,8 +26,8 @@ from memory_ls.core.rules.names import (
     normalize_input,
     qualify,
 )
-from memory_ls.core.services.fulltext import SearchIndex
 from memory_ls.core.services.journal import Journal
+from memory_ls.core.services.search import SearchIndex
 from memory_ls.core.storage.folders import Folder, StoreConfig
 from memory_ls.core.storage.fsio import is_within, read_bytes, read_text, remove_file
 from memory_ls.core.storage.gate import version_of

@@ -10,7 +10,6 @@ from memory_ls.core.rules.document import parse_document
 from memory_ls.core.rules.errors import InvalidArguments, MemoryStoreError
 from memory_ls.core.rules.names import closest_query, words_of
 from memory_ls.core.rules.supersede import relations
-from memory_ls.core.services.fulltext import SearchIndex, Unindexed
 from memory_ls.core.services.relevance import (
     RELEVANCE,
     Found,
@@ -23,6 +22,7 @@ from memory_ls.core.services.relevance import (
     rows_of,
     scan_search,
 )
+from memory_ls.core.services.search import SearchIndex, Unindexed
 from memory_ls.core.storage.memory import LISTING_READ_LIMIT
 from memory_ls.core.store_parts.arguments import _check_str, _check_tags, check_scope
 from memory_ls.core.store_parts.reading import Reading
