@@ -14,9 +14,9 @@ from test_index import fresh, make_config, write
 
 from memory_ls.core.operations.navigation import LargeFileReferences, texts_with_references
 from memory_ls.core.rules.references import find_references, serena_mem_references
-from memory_ls.core.services import index as index_module
 from memory_ls.core.services.backlinks import SERENA_MARK, LinkIndex, link_keys, serena_key
 from memory_ls.core.services.index import MemoryIndex
+from memory_ls.core.services.index import facts as index_facts
 from memory_ls.lsp.targets import file_uri
 
 
@@ -157,7 +157,7 @@ def test_links_come_from_the_facts_cache_without_reading(
     def no_reads(path: str) -> object:
         raise AssertionError(f"{path} was read")
 
-    monkeypatch.setattr(index_module, "_read_file", no_reads)
+    monkeypatch.setattr(index_facts, "_read_file", no_reads)
     second = fresh(config)
     second.warm(cache_path=cache)
     assert second.link_candidates(["alpha"]) == [str(linker)]

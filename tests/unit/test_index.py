@@ -13,8 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory_ls.config import FolderSetting, Settings
-from memory_ls.core.services import index as index_module
-from memory_ls.core.services.index import MemoryIndex, make_preview
+from memory_ls.core.rules.document import parse_document
+from memory_ls.core.services.index import MemoryIndex, facts_of_text, make_preview
+from memory_ls.core.services.index import names as names_index
 from memory_ls.core.storage.folders import StoreConfig, resolve_store_config
 from memory_ls.core.store import Store
 
@@ -295,7 +296,7 @@ _NAME_SETS = st.lists(st.lists(_WORDS, min_size=1, max_size=4).map("".join), max
 def test_completion_lookups_agree_with_a_brute_force_search(
     first: list[str], later: list[str], gone: list[int], typed: str, limit: int
 ) -> None:
-    view = index_module._SortedNames(sorted((n.casefold(), n) for n in set(first)))
+    view = names_index.SortedNames(sorted((n.casefold(), n) for n in set(first)))
     view.fuzzy("zz", 1, set())  # the fuzzy text is built now; later changes are its delta
     for name in later:
         view.add(name)
@@ -318,7 +319,7 @@ def test_completion_lookups_agree_with_a_brute_force_search(
     else:
         assert set(fuzzy[: len(holding)]) == holding
     in_order = [n for n in names if _in_order(typed, n)]
-    if len(in_order) <= min(limit, index_module.FUZZY_WINDOW_NAMES):
+    if len(in_order) <= min(limit, names_index.FUZZY_WINDOW_NAMES):
         assert set(in_order) <= set(fuzzy)
 
 
@@ -387,7 +388,7 @@ def test_facts_learnt_from_another_process_are_kept_and_cached(tmp_path: Path) -
     for path in paths:
         text = path.read_text()
         info = path.stat()
-        facts = index_module.facts_of_text(text, index_module.parse_document(text))
+        facts = facts_of_text(text, parse_document(text))
         # What another process read: a planted tag shows where the facts came from.
         rows.append((str(path), info.st_mtime_ns, info.st_size, (("planted",), *facts[1:])))
     # A row for a file that changed since it was read is not taken.

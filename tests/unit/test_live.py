@@ -87,7 +87,7 @@ def test_renames_find_referrers_before_every_file_s_links_are_known(ws: Workspac
     with watched.answering():  # learning every file's links waits while a call runs
         watched.start()
         watched.wait_ready()
-        eventually(lambda: watched.index._warming, "learning the links began, and waits")
+        eventually(lambda: watched.index.facts.warming, "learning the links began, and waits")
         assert not watched.index.learn_links()
         sources = watched.reference_sources(["alpha", serena_key("alpha")])
         assert sources is not None  # the full-text index names them meanwhile
