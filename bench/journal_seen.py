@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark what journaling the changes seen on disk costs (core/services/journal.py).
+"""Benchmark what journaling the changes seen on disk costs (core/services/journal/).
 
     python3 bench/journal_seen.py                  # 10,000 memories
     python3 bench/journal_seen.py --sizes 1000 100000

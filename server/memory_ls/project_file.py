@@ -4,7 +4,7 @@
 found as ruff finds its configuration: in the start directory or the nearest parent
 (ruff's order within one directory: the dotted file, the plain one, then pyproject.toml,
 which counts only when it holds the table). Its directory is the store's root: folders
-in the file are relative to it, and the journal belongs to it (core/services/journal.py).
+in the file are relative to it, and the journal belongs to it (core/services/journal/).
 
 The CLI, the MCP server, the language server, the merge driver and the pre-commit hook
 all read it through `load_project`; precedence (config.merge_layers): defaults, then

@@ -1,4 +1,4 @@
-"""The language server's writes are journaled (core/services/journal.py) as the editor's."""
+"""The language server's writes are journaled (core/services/journal/) as the editor's."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Changes seen on disk (core/services/journal.py: `observe`, `sync_baseline`): journaled against
+"""Changes seen on disk (core/services/journal/: `observe`, `sync_baseline`): journaled against
 each memory's bytes as last seen, once whoever sees them, the Store's own never twice."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What changed, and undo: the journal (core/services/journal.py) over custom LSP requests.
+"""What changed, and undo: the journal (core/services/journal/) over custom LSP requests.
 
 The server journals the changes it sees on disk that no Store of ours made (an agent or
 a tool writing files, `git pull`, the editor saving a file itself), against each
