@@ -12,7 +12,8 @@ from store_helpers import Workspace
 from memory_ls.config import DIAGNOSTIC_CODES
 from memory_ls.core import Diagnostic, Store, check_store
 from memory_ls.core.rules.references import find_references
-from memory_ls.core.services.diagnostics import ReferenceMemo, _UnknownPrefixes
+from memory_ls.core.services.diagnostics import ReferenceMemo
+from memory_ls.core.services.diagnostics.memory_checks import _UnknownPrefixes
 from memory_ls.core.storage.folders import Folder
 from memory_ls.core.storage.routing import unknown_prefix
 
