@@ -40,7 +40,7 @@ from memory_ls.lsp.protocol import MemoryProtocol
 from memory_ls.project_file import ProjectWatch, store_root
 
 SERVER_NAME = "memory-ls"
-# Who the language server's writes are journaled for (core/services/journal.py: history, revert).
+# Who the language server's writes are journaled for (core/services/journal/: history, revert).
 EDITOR_SOURCE = "editor"
 # MEMORY_LS_LOG_LEVEL=INFO logs every message on stderr (the client's server log).
 LOG_LEVEL_ENV = "MEMORY_LS_LOG_LEVEL"

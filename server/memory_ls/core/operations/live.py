@@ -2,7 +2,7 @@
 
 The MCP server answers each call from indexes that a watch over the configured folders
 keeps current (core/storage/watching.py), as the language server does with its file
-events: the name index and link data (core/services/index.py), the full-text index
+events: the name index and link data (core/services/index/), the full-text index
 (core/services/search/, live),
 and the listing of the folders (`LiveScanCache`, which Store asks instead of reading
 directories). No call walks the store: the folders are listed once, at start, by the
