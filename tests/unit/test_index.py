@@ -371,7 +371,7 @@ def test_facts_are_cached_on_disk_by_path_size_and_time(tmp_path: Path) -> None:
 
 
 def test_facts_learnt_from_another_process_are_kept_and_cached(tmp_path: Path) -> None:
-    """The indexing worker's facts (core/services/fulltext.py) count as the file's own, and the
+    """The indexing worker's facts (core/services/search/worker.py) count as the file's own, and the
     cache written after them holds them: the next start reads no file again."""
     config = make_config(tmp_path)
     primary = Path(config.primary.path)
