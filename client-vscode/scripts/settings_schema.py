@@ -42,7 +42,7 @@ DESCRIPTIONS = {
     "ignored-link": "A reference to a memory that Serena's ignored_memory_patterns hide",
     "context-budget": (
         "An agent will not see all of a file it loads into every prompt "
-        "(AI Coder's autoload.md, 2048 bytes)"
+        "(AI Coder's autoload.md, 2048 bytes; Claude Code's MEMORY.md, 200 lines or 25 KB)"
     ),
     "stale-path": (
         "A project memory names a workspace file or folder that does not exist "
@@ -50,6 +50,17 @@ DESCRIPTIONS = {
     ),
     "near-duplicate": "Another memory has a near-identical name or body",
     "merge-conflict": "A memory holds git conflict markers",
+    "unindexed-memory": (
+        "A Claude Code auto-memory topic file that the loaded part of MEMORY.md never links "
+        "to (never read)"
+    ),
+    "broken-import": "A CLAUDE.md @path import of a file that does not exist",
+    "import-cycle": "A CLAUDE.md @path import that leads back to a file already being imported",
+    "import-depth": "A CLAUDE.md @path import past the five hops Claude Code follows",
+    "unmatched-glob": (
+        "A rule's paths (Claude Code), globs (Cursor) or applyTo (Copilot) pattern that "
+        "matches no file of the repository, or a Cursor rule that can never apply"
+    ),
     "missing-merge-driver": (
         ".gitattributes has git merge memories with memory-ls (merge=memory-ls), but this "
         "clone's git config lacks the driver: run memory-ls git-setup"

@@ -46,6 +46,12 @@ DIAGNOSTIC_CODES: tuple[str, ...] = (
     "near-duplicate",
     "superseded",
     "missing-merge-driver",
+    # Other agents' files (core/services/agent_checks.py).
+    "unindexed-memory",
+    "broken-import",
+    "import-cycle",
+    "import-depth",
+    "unmatched-glob",
 )
 
 DEFAULT_SEVERITIES: Mapping[str, Severity] = MappingProxyType(
@@ -70,6 +76,14 @@ DEFAULT_SEVERITIES: Mapping[str, Severity] = MappingProxyType(
         "superseded": "hint",
         # `.gitattributes` names merge=memory-ls, this clone's git config lacks the driver.
         "missing-merge-driver": "warning",
+        # A Claude Code topic file MEMORY.md's loaded lines do not name: never read.
+        "unindexed-memory": "warning",
+        # A CLAUDE.md `@path` import Claude Code skips: missing, circular or too deep.
+        "broken-import": "warning",
+        "import-cycle": "warning",
+        "import-depth": "warning",
+        # A rule's `paths` / `globs` / `applyTo` pattern that matches no file.
+        "unmatched-glob": "warning",
     }
 )
 

@@ -58,6 +58,11 @@ def test_defaults_follow_the_spec() -> None:
         "superseded": "hint",
         "merge-conflict": "error",
         "missing-merge-driver": "warning",
+        "unindexed-memory": "warning",
+        "broken-import": "warning",
+        "import-cycle": "warning",
+        "import-depth": "warning",
+        "unmatched-glob": "warning",
     }
     assert set(DEFAULT_SEVERITIES) == set(DIAGNOSTIC_CODES)
 

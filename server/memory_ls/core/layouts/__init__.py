@@ -1,11 +1,14 @@
 """Each agent's memory conventions, one module per agent: the one place that knows agents.
 
 What lives here: what a layout is (`base`: folders, global scope, patterns, context
-limits), Serena's (`serena`: `.serena/memories`, `SERENA_HOME`, the memory patterns of
-its YAML files) and AI Coder's (`aicoder`: `.aicoder/memory`, `autoload.md`'s limit, its
-older SQLite and JSON stores); and, here, the registry of layouts and the questions asked
-of all of them at once (which layout a root has, the patterns and limits in force). A new
-agent is one module and one entry in `LAYOUTS`.
+limits), the stores memory-ls writes to: Serena's (`serena`: `.serena/memories`,
+`SERENA_HOME`, the memory patterns of its YAML files) and AI Coder's (`aicoder`:
+`.aicoder/memory`, `autoload.md`'s limit, its older SQLite and JSON stores); the agents
+whose own files are found and checked beside the store: Claude Code (`claude`: CLAUDE.md,
+rules, auto memory), Codex (`codex`: AGENTS.md), Cursor (`cursor`), GitHub Copilot
+(`copilot`) and Cline (`cline`); and, here, the registries and the questions asked of all
+of them at once (which layout a root has, the patterns and limits in force, every agent's
+files). A new agent is one module and one entry in `LAYOUTS` or `AGENT_LAYOUTS`.
 
 May import: `memory_ls.core.rules` and the standard library; the store above reads the
 layouts, never the other way (an import-linter layers contract in pyproject.toml).
@@ -17,17 +20,34 @@ import os
 from collections.abc import Mapping
 
 from memory_ls.core.layouts.aicoder import AICODER
-from memory_ls.core.layouts.base import NO_PATTERNS, Layout, MemoryPatterns
+from memory_ls.core.layouts.base import (
+    NO_PATTERNS,
+    AgentFile,
+    AgentLayout,
+    Layout,
+    MemoryPatterns,
+    Repository,
+)
+from memory_ls.core.layouts.claude import CLAUDE
+from memory_ls.core.layouts.cline import CLINE
+from memory_ls.core.layouts.codex import CODEX
+from memory_ls.core.layouts.copilot import COPILOT
+from memory_ls.core.layouts.cursor import CURSOR
 from memory_ls.core.layouts.serena import SERENA
 from memory_ls.core.rules.context_limits import ContextLimit, Cut, find_cut_among
 
 __all__ = [
+    "AGENT_LAYOUTS",
     "CONTEXT_LIMITS",
     "LAYOUTS",
     "NO_PATTERNS",
+    "AgentFile",
+    "AgentLayout",
     "Layout",
     "MemoryPatterns",
+    "Repository",
     "detect_layout",
+    "find_agent_files",
     "find_cut",
     "layout_named",
     "store_patterns",
@@ -36,6 +56,11 @@ __all__ = [
 
 # Serena first: the layout of a workspace that has none configured and no agent's folder.
 LAYOUTS: Mapping[str, Layout] = {layout.name: layout for layout in (SERENA, AICODER)}
+
+# The agents whose own files are found and checked beside the store, whatever its layout.
+AGENT_LAYOUTS: Mapping[str, AgentLayout] = {
+    layout.name: layout for layout in (CLAUDE, CODEX, CURSOR, COPILOT, CLINE)
+}
 
 CONTEXT_LIMITS: tuple[ContextLimit, ...] = tuple(
     limit for layout in LAYOUTS.values() for limit in layout.context_limits
@@ -90,3 +115,15 @@ def find_cut(
         return None  # nearly every file: no agent limits it
     env = os.environ if environ is None else environ
     return find_cut_among(CONTEXT_LIMITS, text, path, root, env)
+
+
+def find_agent_files(repository: Repository) -> list[AgentFile]:
+    """Every agent's files in a repository (several agents at once), each file once."""
+    seen: set[str] = set()
+    found: list[AgentFile] = []
+    for layout in AGENT_LAYOUTS.values():
+        for agent_file in layout.agent_files(repository):
+            if agent_file.path not in seen:
+                seen.add(agent_file.path)
+                found.append(agent_file)
+    return found

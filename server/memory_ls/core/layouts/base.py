@@ -44,6 +44,27 @@ def _no_files(root: str, environ: Mapping[str, str]) -> list[str]:
 
 
 @dataclass(frozen=True)
+class AgentFile:
+    """A file an agent reads as instructions or memory, found in a repository or home."""
+
+    path: str  # absolute
+    layout: str  # the layout that knows it: "claude", "cursor", ...
+    kind: str  # "instructions", "rule", "memory-index", "topic", "memory-bank"
+    scope: str = "project"  # "project" (in the repository) or "user" (the user's home)
+
+
+@dataclass(frozen=True)
+class Repository:
+    """What discovery is told about a repository: its root and the files git would track."""
+
+    root: str  # absolute: the store's root
+    top: str  # the canonical git top (the main worktree's), or the root outside git
+    files: tuple[str, ...]  # relative to `root`, `/`-separated; ignored files left out
+    home: str  # the user's home folder
+    environ: Mapping[str, str]
+
+
+@dataclass(frozen=True)
 class Layout:
     """One agent's memory conventions: folders, global scope, patterns and context limits."""
 
@@ -58,3 +79,14 @@ class Layout:
     pattern_files: Callable[[str, Mapping[str, str]], list[str]] = _no_files
     # The files the agent loads into every prompt and where it cuts them.
     context_limits: tuple[ContextLimit, ...] = ()
+
+
+@dataclass(frozen=True)
+class AgentLayout:
+    """An agent whose instruction and memory files are checked and navigated, not routed to:
+    Claude Code, Codex (AGENTS.md), Cursor, Copilot, Cline."""
+
+    name: str  # the value of `context --agent`
+    agent: str  # the agent's name, for people
+    # The agent's files in a repository (and the user's home), found without reading them.
+    agent_files: Callable[[Repository], list[AgentFile]]

@@ -7,8 +7,10 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from memory_ls.core.layouts import find_agent_files
 from memory_ls.core.rules.similarity import KeyTable
 from memory_ls.core.rules.supersede import Declaration, SupersedeGraph, declaration_of_text
+from memory_ls.core.services.agent_checks import agent_diagnostics
 from memory_ls.core.services.diagnostics import (
     Diagnostic,
     NameIndex,
@@ -24,6 +26,7 @@ from memory_ls.core.services.diagnostics import (
     text_diagnostics,
 )
 from memory_ls.core.services.merge_driver_check import merge_driver_diagnostics
+from memory_ls.core.storage.agent_repository import repository_of
 from memory_ls.core.storage.memory import MemoryFile
 from memory_ls.core.store import Store
 
@@ -89,7 +92,20 @@ def check_store(store: Store, paths: Sequence[str] = ()) -> list[Diagnostic]:
                 store.config.max_memory_bytes,
             )
         )
+    found.extend(_agent_files_diagnostics(store, targets if paths else None))
     if not paths and store.config.severities.get("missing-merge-driver") != "off":
         # The repository's git setup (its .gitattributes): a check of the whole store only.
         found.extend(merge_driver_diagnostics(store.config.root))
     return apply_severities(found, store.config.severities)
+
+
+def _agent_files_diagnostics(store: Store, targets: Sequence[str] | None) -> list[Diagnostic]:
+    """Other agents' files (CLAUDE.md, AGENTS.md, rules, auto memory): all, or those given."""
+    repository = repository_of(store.config.root)
+    # The user's own files (~/.claude/CLAUDE.md) are not the repository's: a check of the
+    # repository must not fail on them. Auto memory is this project's, though in the home.
+    files = [f for f in find_agent_files(repository) if f.scope == "project"]
+    if targets is not None:
+        wanted = {os.path.abspath(t) for t in targets}
+        files = [f for f in files if f.path in wanted]
+    return agent_diagnostics(store.config, repository, files) if files else []

@@ -42,6 +42,7 @@ from memory_ls.core.services.diagnostics.memory_checks import (
 from memory_ls.core.services.diagnostics.repository import (
     repository_diagnostics,
     repository_snapshot,
+    stale_path_diagnostic,
 )
 from memory_ls.core.services.diagnostics.supersede import (
     read_declaration,
@@ -74,6 +75,7 @@ __all__ = [
     "repository_snapshot",
     "secret_diagnostics",
     "shadow_map",
+    "stale_path_diagnostic",
     "store_duplicates",
     "supersede_counts",
     "supersede_diagnostics",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from memory_ls.core.layouts import find_cut
-from memory_ls.core.rules.stale_paths import RepoSnapshot, lexists, stale_paths
+from memory_ls.core.rules.stale_paths import RepoSnapshot, StalePath, lexists, stale_paths
 from memory_ls.core.services.diagnostics.base import Diagnostic
 from memory_ls.core.services.diagnostics.line_scans import PathMemo
 from memory_ls.core.storage.folders import StoreConfig
@@ -55,24 +55,27 @@ def repository_diagnostics(
         return found
     mentions = memo.find(text) if memo is not None else None
     for stale in stale_paths(text, memory.path, config.root, exists or lexists, mentions):
-        mention = stale.mention
-        found.append(
-            Diagnostic(
-                path,
-                mention.line,
-                mention.start,
-                mention.line,
-                mention.end,
-                "stale-path",
-                f"{mention.written} names nothing in the workspace (looked for "
-                f"{' and '.join(stale.resolved)}); the code has moved on or the path is wrong. "
-                "Fix the path or remove it: agents act on what memories say.",
-                data={
-                    "path": mention.written,
-                    "kind": mention.kind,
-                    "resolved": list(stale.resolved),
-                    "bases": list(stale.bases),
-                },
-            )
-        )
+        found.append(stale_path_diagnostic(path, stale))
     return found
+
+
+def stale_path_diagnostic(path: str, stale: StalePath) -> Diagnostic:
+    """The `stale-path` diagnostic of a mention that names nothing in the workspace."""
+    mention = stale.mention
+    return Diagnostic(
+        path,
+        mention.line,
+        mention.start,
+        mention.line,
+        mention.end,
+        "stale-path",
+        f"{mention.written} names nothing in the workspace (looked for "
+        f"{' and '.join(stale.resolved)}); the code has moved on or the path is wrong. "
+        "Fix the path or remove it: agents act on what memories say.",
+        data={
+            "path": mention.written,
+            "kind": mention.kind,
+            "resolved": list(stale.resolved),
+            "bases": list(stale.bases),
+        },
+    )
