@@ -11,6 +11,7 @@ import os
 
 from memory_ls.config import Layer
 from memory_ls.lsp import (
+    agents,
     code_actions,
     commands,
     completion,
@@ -52,6 +53,8 @@ def build_server(cli: Layer) -> MemoryServer:
         watching,
         indexing,
         patterns,
+        # Other agents' files, listed before the features that read them.
+        agents,
         diagnostics,
         workspace_diagnostics,
         completion,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Sequence
 from urllib.parse import unquote
 
@@ -15,6 +16,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
+from memory_ls.core.operations.agent_files import KnownAgentFiles, live_agent_diagnostics
 from memory_ls.core.operations.duplicates import near_duplicate_diagnostics
 from memory_ls.core.rules.supersede import Relations
 from memory_ls.core.services.diagnostics import (
@@ -25,6 +27,7 @@ from memory_ls.core.services.diagnostics import (
     text_diagnostics,
 )
 from memory_ls.core.services.index import MemoryIndex, Update
+from memory_ls.lsp import agents
 from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.text import client_range
 
@@ -51,6 +54,8 @@ def register(server: MemoryServer) -> None:
     # Near-duplicates are found through the full-text index: re-published as it catches up.
     server.search_listeners.append(publisher.search_changed)
     server.index_listeners.append(publisher.paths_changed)
+    # Other agents' files are checked against the set last listed: again when it changes.
+    agents.of(server).listeners.append(publisher.agent_files_changed)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: MemoryServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -92,6 +97,8 @@ class Publisher:
         # in: a long note's are found again only when the index changes (its save).
         self._near: dict[str, tuple[int, list[Diagnostic]]] = {}
         self._near_generation = 0
+        # Open documents that got the agent checks (agents' files, files CLAUDE.md imports).
+        self._agent_uris: set[str] = set()
 
     def edited(self, uri: str) -> None:
         """A document changed: check it now after a pause, else after the typing stops."""
@@ -152,8 +159,18 @@ class Publisher:
             self._relations = now
             self.refresh_all()
 
+    def agent_files_changed(self, known: KnownAgentFiles) -> None:
+        """The agents' files were listed again (files came or went): check the open ones."""
+        for document in list(self.ls.workspace.text_documents.values()):
+            path = os.path.normpath(to_fs_path(document.uri) or "")
+            if document.uri in self._agent_uris or (
+                known.related(path) and self.ls.index.memory_for(path) is None
+            ):
+                self.schedule(document.uri, 0.0)
+
     def clear(self, uri: str) -> None:
         """Forget a closed document and clear what it showed."""
+        self._agent_uris.discard(uri)
         self._last_edit.pop(uri, None)
         self._scans.pop(uri, None)
         self._near.pop(uri, None)
@@ -215,7 +232,27 @@ class Publisher:
         )
         if memory is not None and memory.valid and encoding is None:
             found.extend(self._near_duplicates(uri, path, memory.qualified, text))
+        if memory is None and path:
+            found.extend(self._agent_checks(uri, path, text, found))
         return apply_severities(found, ls.config.severities)
+
+    def _agent_checks(
+        self, uri: str, path: str, text: str, found: Sequence[Diagnostic]
+    ) -> list[Diagnostic]:
+        """An agent's file's problems (CLAUDE.md, MEMORY.md, rules...), as `check` finds
+        them, with this text; none for other files or before the files are listed."""
+        known = agents.of(self.ls).current
+        live = (
+            live_agent_diagnostics(self.ls.config, known, os.path.normpath(path), text)
+            if known is not None
+            else None
+        )
+        if live is None:
+            self._agent_uris.discard(uri)
+            return []
+        self._agent_uris.add(uri)
+        had = {(d.line, d.col, d.code) for d in found}
+        return [d for d in live if (d.line, d.col, d.code) not in had]
 
     def _near_duplicates(self, uri: str, path: str, name: str, text: str) -> list[Diagnostic]:
         """An open memory's near-duplicates: found again on every edit of a short note; a
