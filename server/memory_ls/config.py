@@ -23,7 +23,7 @@ from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, Iterabl
 from cattrs.gen import make_dict_structure_fn, override
 
 Severity = Literal["error", "warning", "information", "hint", "off"]
-LayoutName = Literal["serena", "aicoder"]
+LayoutName = Literal["serena", "aicoder", "claude"]
 # Which files get diagnostics in an editor: every memory, or the open documents only.
 DiagnosticsScope = Literal["workspace", "openFiles"]
 # What an agent's write holding a possible secret gets: refused (default) or a warning.

@@ -35,11 +35,17 @@ def test_the_settings_the_cli_and_the_extension_offer_the_registered_layouts() -
     assert layout_actions and set(layout_actions[0].choices or ()) == set(LAYOUTS)
 
 
-def test_each_layout_names_a_relative_primary_folder_and_a_global_folder() -> None:
+def test_each_layout_names_its_primary_folder_and_a_global_folder_if_it_has_one(
+    tmp_path: Path,
+) -> None:
+    env = {"HOME": str(tmp_path / "home")}
     for layout in LAYOUTS.values():
-        assert not Path(layout.primary_folder).is_absolute(), layout.name
-        assert layout.global_folder({}), layout.name
-        assert layout.name in LAYOUTS
+        primary = layout.primary_path(str(tmp_path), env)
+        if layout.primary_at is None:
+            assert primary and not Path(primary).is_absolute(), layout.name
+        else:  # Claude Code's auto memory lies in the home folder
+            assert Path(primary).is_absolute() and primary.startswith(env["HOME"]), layout.name
+        assert bool(layout.global_folder(env)) is layout.has_global, layout.name
 
 
 @pytest.mark.parametrize(

@@ -115,7 +115,10 @@ def test_folders_are_relative_to_the_file_and_every_form_is_read(repo: Path) -> 
             "additonal-folders: unknown key (did you mean 'additional-folders'?)",
         ),
         ('max-memory-bytes = "4k"\n', 'max-memory-bytes: expected a whole number, got "4k"'),
-        ('layout = "claude"\n', 'layout: expected one of "serena", "aicoder", got "claude"'),
+        (
+            'layout = "cursor"\n',
+            'layout: expected one of "serena", "aicoder", "claude", got "cursor"',
+        ),
         ('additional-folders = "a,b"\n', "additional-folders: expected an array of folders"),
         (
             'additional-folders = [{path = "a", readonly = true}]\n',

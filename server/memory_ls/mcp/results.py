@@ -17,6 +17,20 @@ class Finding(TypedDict):
     fix: NotRequired[str]
 
 
+class IndexState(TypedDict):
+    """What a write did to the agent's index of its folder (Claude Code's MEMORY.md)."""
+
+    path: str
+    change: Literal["added", "removed", "renamed", "unchanged"]
+    line: int | None  # 1-based line of the memory's entry
+    entryLoaded: bool  # whether the agent loads that line
+    loadedLines: int
+    totalLines: int
+    limitLines: int
+    totalBytes: int
+    limitBytes: int
+
+
 class SaveResult(TypedDict):
     """The result of write_memory (`memory.save`)."""
 
@@ -31,6 +45,7 @@ class SaveResult(TypedDict):
     bytesBefore: int | None
     bytesAfter: int
     diagnostics: list[Finding]
+    index: NotRequired[IndexState]
 
 
 class RelatedLink(TypedDict):
@@ -94,6 +109,7 @@ class DeleteResult(TypedDict):
 
     name: str
     path: str
+    index: NotRequired[IndexState]
 
 
 class MoveResult(TypedDict):
@@ -104,6 +120,7 @@ class MoveResult(TypedDict):
     path: str
     updatedReferences: int
     diagnostics: list[Finding]
+    index: NotRequired[IndexState]
 
 
 class ListedMemory(TypedDict):

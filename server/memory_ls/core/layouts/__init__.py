@@ -2,8 +2,9 @@
 
 What lives here: what a layout is (`base`: folders, global scope, patterns, context
 limits), the stores memory-ls writes to: Serena's (`serena`: `.serena/memories`,
-`SERENA_HOME`, the memory patterns of its YAML files) and AI Coder's (`aicoder`:
-`.aicoder/memory`, `autoload.md`'s limit, its older SQLite and JSON stores); the agents
+`SERENA_HOME`, the memory patterns of its YAML files), AI Coder's (`aicoder`:
+`.aicoder/memory`, `autoload.md`'s limit, its older SQLite and JSON stores) and Claude
+Code's auto memory (`claude`: its folder in `~/.claude/projects`, MEMORY.md kept); the agents
 whose own files are found and checked beside the store: Claude Code (`claude`: CLAUDE.md,
 rules, auto memory), Codex (`codex`: AGENTS.md), Cursor (`cursor`), GitHub Copilot
 (`copilot`) and Cline (`cline`); and, here, the registries and the questions asked of all
@@ -24,11 +25,13 @@ from memory_ls.core.layouts.base import (
     NO_PATTERNS,
     AgentFile,
     AgentLayout,
+    IndexChange,
+    IndexRules,
     Layout,
     MemoryPatterns,
     Repository,
 )
-from memory_ls.core.layouts.claude import CLAUDE
+from memory_ls.core.layouts.claude import CLAUDE, CLAUDE_STORE
 from memory_ls.core.layouts.cline import CLINE
 from memory_ls.core.layouts.codex import CODEX
 from memory_ls.core.layouts.copilot import COPILOT
@@ -43,6 +46,8 @@ __all__ = [
     "NO_PATTERNS",
     "AgentFile",
     "AgentLayout",
+    "IndexChange",
+    "IndexRules",
     "Layout",
     "MemoryPatterns",
     "Repository",
@@ -55,7 +60,7 @@ __all__ = [
 ]
 
 # Serena first: the layout of a workspace that has none configured and no agent's folder.
-LAYOUTS: Mapping[str, Layout] = {layout.name: layout for layout in (SERENA, AICODER)}
+LAYOUTS: Mapping[str, Layout] = {layout.name: layout for layout in (SERENA, AICODER, CLAUDE_STORE)}
 
 # The agents whose own files are found and checked beside the store, whatever its layout.
 AGENT_LAYOUTS: Mapping[str, AgentLayout] = {

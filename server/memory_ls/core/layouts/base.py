@@ -65,6 +65,53 @@ class Repository:
 
 
 @dataclass(frozen=True)
+class IndexChange:
+    """What a write did to an agent's index file, and how much of the index is loaded."""
+
+    path: str
+    change: str  # "added", "removed", "renamed" or "unchanged"
+    line: int | None  # 0-based line of the entry added or renamed
+    loaded_lines: int  # lines the agent loads
+    total_lines: int
+    limit_lines: int
+    loaded_bytes: int
+    total_bytes: int
+    limit_bytes: int
+
+    @property
+    def entry_loaded(self) -> bool:
+        """Whether the entry this change is about lies in what the agent loads."""
+        return self.line is None or self.line < self.loaded_lines
+
+    def as_dict(self) -> dict[str, object]:
+        """The JSON form (1-based line) in answers."""
+        return {
+            "path": self.path,
+            "change": self.change,
+            "line": None if self.line is None else self.line + 1,
+            "entryLoaded": self.entry_loaded,
+            "loadedLines": self.loaded_lines,
+            "totalLines": self.total_lines,
+            "limitLines": self.limit_lines,
+            "totalBytes": self.total_bytes,
+            "limitBytes": self.limit_bytes,
+        }
+
+
+@dataclass(frozen=True)
+class IndexRules:
+    """An agent's index of its memory folder (Claude Code's MEMORY.md): kept as it keeps it."""
+
+    file_name: str  # in the primary folder
+    # (index text or None, file name, memory text) -> new index text, or None: no change.
+    add: Callable[[str | None, str, str], str | None]
+    remove: Callable[[str, str], str | None]  # (index text, file name)
+    rename: Callable[[str, str, str], str | None]  # (index text, old file, new file)
+    # (index path, index text, file name or None) -> the state of the index.
+    describe: Callable[[str, str, str | None, str], IndexChange]
+
+
+@dataclass(frozen=True)
 class Layout:
     """One agent's memory conventions: folders, global scope, patterns and context limits."""
 
@@ -79,6 +126,16 @@ class Layout:
     pattern_files: Callable[[str, Mapping[str, str]], list[str]] = _no_files
     # The files the agent loads into every prompt and where it cuts them.
     context_limits: tuple[ContextLimit, ...] = ()
+    # Where the primary folder is when it is not under the root (Claude Code's auto memory).
+    primary_at: Callable[[str, Mapping[str, str]], str] | None = None
+    # Whether a global folder exists by default (Claude Code keeps none).
+    has_global: bool = True
+    # The index the agent keeps of its folder, updated on every save, delete and move.
+    index: IndexRules | None = None
+
+    def primary_path(self, root: str, environ: Mapping[str, str]) -> str:
+        """The primary folder for a root (absolute, or relative to the root)."""
+        return self.primary_at(root, environ) if self.primary_at else self.primary_folder
 
 
 @dataclass(frozen=True)

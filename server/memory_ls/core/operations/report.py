@@ -253,3 +253,32 @@ def answer_with_findings(store: Store, result: dict[str, Any]) -> tuple[dict[str
         return result, ""
     findings = change_findings(store, change)
     return {**result, "diagnostics": [f.as_data() for f in findings]}, findings_text(findings)
+
+
+def index_note(result: dict[str, Any]) -> str:
+    """What a write did to the agent's index (Claude Code's MEMORY.md) and its headroom."""
+    index = result.get("index")
+    if not index:
+        return ""
+    name = os.path.basename(index["path"])
+    loaded, total, limit = index["loadedLines"], index["totalLines"], index["limitLines"]
+    if loaded < total:
+        room = f"{loaded} of its {total} lines loaded (the first {limit} at most)"
+    else:
+        room = f"{total} of {limit} lines loaded, {limit - total} to spare"
+    change = index["change"]
+    if change == "added":
+        done = f"entry added on line {index['line']}"
+    elif change == "removed":
+        done = "its entry removed"
+    elif change == "renamed":
+        done = f"its entry on line {index['line']} now links the new name"
+    else:
+        done = f"entry on line {index['line']}" if index["line"] else "no entry"
+    note = f"{name}: {done}; {room}."
+    if change != "removed" and not index["entryLoaded"]:
+        note += (
+            f" The entry lies past what Claude Code loads, so it never finds this memory: "
+            f"shorten {name} or move the entry up."
+        )
+    return note

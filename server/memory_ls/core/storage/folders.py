@@ -142,7 +142,7 @@ def resolve_store_config(
     layout = settings.layout or detect_layout(root)
     patterns = store_patterns(root, env)
     primary = _folder(
-        settings.primary_folder or layout_named(layout).primary_folder,
+        settings.primary_folder or layout_named(layout).primary_path(root, env),
         root,
         "primary",
         False,
@@ -157,7 +157,8 @@ def resolve_store_config(
         else:
             missing.append(folder.path)
     global_folder: Folder | None = None
-    if settings.global_enabled:
+    # A layout with no global folder (Claude Code's) has one only where one is configured.
+    if settings.global_enabled and (settings.global_folder or layout_named(layout).has_global):
         global_path = settings.global_folder or default_global_folder(layout, env)
         global_folder = _folder(global_path, root, "global", False, patterns)
     return StoreConfig(

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from memory_ls.core.layouts import IndexChange
 from memory_ls.core.rules.errors import Exists, InvalidName, NotFound, OutsideStore, ReadOnly
 from memory_ls.core.rules.names import lookup_names, parse_name
 from memory_ls.core.rules.references import rename_references
@@ -23,6 +24,7 @@ from memory_ls.core.storage.gate import check_version
 from memory_ls.core.storage.memory import Change, MemoryFile, MovePlan
 from memory_ls.core.storage.routing import route_new
 from memory_ls.core.store_parts.arguments import _check_version_arg
+from memory_ls.core.store_parts.base import _bytes_or_none
 from memory_ls.core.store_parts.writing import Writing, _check_path_free
 
 
@@ -102,12 +104,30 @@ class Moving(Writing):
             # Its own links to its old name were rewritten too: the findings are of that.
             with contextlib.suppress(OSError):
                 self.changes[-1] = replace(moved, after=read_bytes(plan.target))
+        index = self._index_after_move(plan)
         return {
             "name": plan.source.qualified,
             "newName": plan.new_qualified,
             "path": plan.target,
             "updatedReferences": updated,
+            **({"index": index.as_dict()} if index is not None else {}),
         }
+
+    def _index_after_move(self, plan: MovePlan) -> IndexChange | None:
+        """The agent's index follows the move: its entry renamed, taken out (moved out of
+        the primary folder) or added (moved into it)."""
+        source, folder = plan.source, plan.folder
+        if source.folder.kind == "primary" and folder.kind == "primary":
+            with folder_lock(folder.real):
+                return self._update_index(folder, source.path, "renamed", new_path=plan.target)
+        if source.folder.kind == "primary":
+            with folder_lock(source.folder.real):
+                return self._update_index(source.folder, source.path, "removed")
+        if folder.kind == "primary":
+            with folder_lock(folder.real):
+                text = (_bytes_or_none(plan.target) or b"").decode("utf-8", "replace")
+                return self._update_index(folder, plan.target, "added", text=text)
+        return None
 
     def move_file(self, plan: MovePlan, expected_version: str | None = None) -> None:
         """Move the memory's file as planned, bytes unchanged (references are not touched)."""

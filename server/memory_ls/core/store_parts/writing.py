@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from memory_ls.core.layouts import IndexChange, layout_named
 from memory_ls.core.rules.document import (
     Document,
     carry_keys,
@@ -293,6 +294,7 @@ class Writing(Searching):
                 atomic_write(real, data, owner.real)
                 memory = MemoryFile(parsed.name, path, folder)
                 self._journal("save", memory, before, data)
+                index = self._update_index(folder, path, "added", text=data.decode("utf-8"))
             self._record(Change("save", memory, before, data))
             return {
                 "name": qualified,
@@ -302,6 +304,7 @@ class Writing(Searching):
                 "created": not existed,
                 "routedBy": routed_by,
                 **_versions(before, data),
+                **({"index": index.as_dict()} if index is not None else {}),
             }
         raise OutsideStore(f"Memory {parsed.name!r} kept moving while it was saved; try again.")
 
@@ -414,5 +417,56 @@ class Writing(Searching):
             self._remove(memory)
             if kept is not None:
                 self._journal("delete", memory, kept, None)
+            index = self._update_index(memory.folder, memory.path, "removed")
         self._record(Change("delete", memory, before, None))
-        return {"name": memory.qualified, "path": memory.path}
+        result: dict[str, Any] = {"name": memory.qualified, "path": memory.path}
+        if index is not None:
+            result["index"] = index.as_dict()
+        return result
+
+    # ----- the agent's index (Claude Code's MEMORY.md) ----------------------------------
+
+    def _update_index(
+        self,
+        folder: Folder,
+        path: str,
+        change: str,
+        *,
+        text: str = "",
+        new_path: str | None = None,
+    ) -> IndexChange | None:
+        """Keep the layout's index of its primary folder as the agent keeps it (Claude
+        Code's MEMORY.md: a line per topic file); the caller holds the folder's lock."""
+        rules = layout_named(self.config.layout).index
+        if rules is None or folder.kind != "primary":
+            return None
+        index_path = os.path.join(folder.path, rules.file_name)
+        if os.path.normcase(os.path.abspath(path)) == os.path.normcase(index_path):
+            return None  # the index itself
+        file_name = os.path.relpath(path, folder.path).replace(os.sep, "/")
+        before = _bytes_or_none(index_path)
+        current = None if before is None else utf8_or_none(before)
+        if before is not None and current is None:
+            return None  # not UTF-8: left alone, as any memory would be
+        entry = file_name
+        if change == "added":
+            updated = rules.add(current, file_name, text)
+        elif current is None:
+            updated = None
+        elif change == "removed":
+            updated, entry = rules.remove(current, file_name), ""
+        else:
+            assert new_path is not None
+            entry = os.path.relpath(new_path, folder.path).replace(os.sep, "/")
+            updated = rules.rename(current, file_name, entry)
+        if updated is not None:
+            data = updated.encode("utf-8")
+            real, owner = self._write_target(index_path)
+            atomic_write(real, data, owner.real)
+            index_memory = MemoryFile(rules.file_name.removesuffix(".md"), index_path, folder)
+            self._journal("save", index_memory, before, data)
+            self._record(Change("save", index_memory, before, data))
+        final = updated if updated is not None else (current or "")
+        return rules.describe(
+            index_path, final, entry or None, change if updated is not None else "unchanged"
+        )

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 from mcp.types import CallToolResult
 from pydantic import Field, Strict
 
-from memory_ls.core.operations.report import answer_with_findings
+from memory_ls.core.operations.report import answer_with_findings, index_note
 from memory_ls.core.rules.errors import TooLarge
 from memory_ls.core.store import Store
 from memory_ls.mcp.answers import answer
@@ -88,7 +88,9 @@ def write_memory(ctx: ToolContext) -> Callable[..., Any]:
                 head = f"Saved {result['name']}: replaced in place at {result['path']} ({why})"
             else:
                 head = f"Saved {result['name']}: created at {result['path']} ({why})"
-            return checked_answer(store, result, f"{head}; {sizes(result)}.")
+            note = index_note(result)
+            head = f"{head}; {sizes(result)}." + (f" {note}" if note else "")
+            return checked_answer(store, result, head)
 
         return ctx.stores.run(act)
 
