@@ -158,3 +158,111 @@ async def test_new_agent_files_and_memories_keep_their_diagnostics(tmp_path: Pat
         repo.workspace.write("src/missing.md", "# Here\n")
         server.notify_files((repo.root / "src" / "missing.md", types.FileChangeType.Created))
         await server.wait_for_codes(sub, lambda codes: codes == [])
+
+
+# ----- navigation -------------------------------------------------------------------------
+
+
+def at(text: str, needle: str, offset: int = 1) -> types.Position:
+    """The position `offset` characters into the first `needle` of a text."""
+    before = text[: text.index(needle) + offset].split("\n")
+    return types.Position(line=len(before) - 1, character=len(before[-1]))
+
+
+async def definition(server: Session, uri: str, position: types.Position) -> list[str]:
+    result = await server.client.text_document_definition_async(
+        types.DefinitionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=position
+        )
+    )
+    if result is None:
+        return []
+    assert isinstance(result, list)
+    return [
+        item.target_uri if isinstance(item, types.LocationLink) else item.uri  # type: ignore[union-attr]
+        for item in result
+    ]
+
+
+async def hover(server: Session, uri: str, position: types.Position) -> str | None:
+    result = await server.client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=position)
+    )
+    if result is None:
+        return None
+    assert isinstance(result.contents, types.MarkupContent)
+    return result.contents.value
+
+
+async def references(
+    server: Session, uri: str, position: types.Position, declaration: bool = False
+) -> list[tuple[str, int, int]]:
+    result = await server.client.text_document_references_async(
+        types.ReferenceParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=position,
+            context=types.ReferenceContext(include_declaration=declaration),
+        )
+    )
+    return sorted((r.uri, r.range.start.line, r.range.start.character) for r in result or [])
+
+
+async def test_imports_and_index_links_navigate_to_their_files(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    setup_uri = (repo.root / "docs" / "setup.md").as_uri()
+    claude_uri = (repo.root / "CLAUDE.md").as_uri()
+    async with started(repo) as server:
+        claude = open_file(server, repo.root / "CLAUDE.md")
+        # Go to definition: the imported file; nothing for a missing file or a mention.
+        assert await definition(server, claude, at(CLAUDE_MD, "@docs/setup")) == [setup_uri]
+        assert await definition(server, claude, at(CLAUDE_MD, "@docs/setup", 0)) == [setup_uri]
+        assert await definition(server, claude, at(CLAUDE_MD, "@docs/missing")) == []
+        assert await definition(server, claude, at(CLAUDE_MD, "@alice")) == []
+
+        # Hover: where the file is, whether it exists, its estimated tokens.
+        shown = await hover(server, claude, at(CLAUDE_MD, "setup.md"))
+        assert shown is not None
+        tokens = (len(SETUP) + 3) // 4
+        assert shown == f"**`docs/setup.md`** · exists · about {tokens} tokens (estimated)"
+        missing = await hover(server, claude, at(CLAUDE_MD, "@docs/missing"))
+        assert missing is not None and "**does not exist**" in missing
+        assert "`docs/missing.md`" in missing
+        assert await hover(server, claude, at(CLAUDE_MD, "@alice")) is None
+
+        # In an imported file, its own imports navigate too (relative to it).
+        setup = open_file(server, repo.root / "docs" / "setup.md")
+        assert await definition(server, setup, at(SETUP, "@../CLAUDE.md")) == [claude_uri]
+
+        # References: anywhere in an imported file, the imports that name it.
+        importing = (claude_uri, 2, CLAUDE_MD.split("\n")[2].index("@docs/setup"))
+        assert await references(server, setup, types.Position(line=0, character=0)) == [importing]
+        assert await references(server, claude, at(CLAUDE_MD, "@docs/setup")) == [importing]
+        with_file = await references(server, setup, types.Position(line=1, character=0), True)
+        assert with_file == sorted([importing, (setup_uri, 0, 0)])
+
+        # MEMORY.md: its links lead to the topic files, which are "indexed by" it.
+        index = open_file(server, repo.memory / "MEMORY.md")
+        build_uri = (repo.memory / "build.md").as_uri()
+        assert await definition(server, index, at(INDEX, "build.md")) == [build_uri]
+        build_hover = await hover(server, index, at(INDEX, "build.md", 3))
+        assert build_hover is not None
+        assert build_hover.startswith("**`~/.claude/projects/")
+        assert "build.md`** · exists · about 5 tokens" in build_hover
+        build = open_file(server, repo.memory / "build.md")
+        index_uri = (repo.memory / "MEMORY.md").as_uri()
+        link = (index_uri, 2, INDEX.split("\n")[2].index("build.md"))
+        assert await references(server, build, types.Position(line=2, character=3)) == [link]
+        # A topic file no entry names: no references (as for any other file).
+        orphan = open_file(server, repo.memory / "orphan.md")
+        assert await references(server, orphan, types.Position(line=0, character=0)) == []
+
+        # An entry past what Claude Code loads says so.
+        long_index = "# Memory\n" + "- line\n" * 210 + "- [Build](build.md)\n"
+        server.replace_text(index, long_index, 2)
+        late = await hover(server, index, at(long_index, "build.md"))
+        assert late is not None and "this entry is not loaded" in late
+
+        # A memory's navigation is what it was: no agent answer for `@` in it.
+        memory = server.open(".serena/memories/notes.md", "# Notes\n\n@docs/setup.md\n")
+        assert await definition(server, memory, types.Position(line=2, character=3)) == []
+        assert await hover(server, memory, types.Position(line=2, character=3)) is None

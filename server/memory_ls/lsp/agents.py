@@ -102,10 +102,10 @@ class AgentFiles:
             known = await self.ls.in_store_thread(load_agent_files, self.ls.config.root)
         finally:
             self._running = False
+            self._listed.set()  # a failed listing must not keep requests waiting
         if self.ls.stopping:
             return
         self.current = known
-        self._listed.set()
         for listener in self.listeners:
             listener(known)
         self._watch(known)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
+from memory_ls.lsp import agent_navigation
 from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.targets import cursor_at, file_start, file_uri, resolve, wait_for_names
 from memory_ls.lsp.text import client_range
@@ -18,10 +19,14 @@ def register(server: MemoryServer) -> None:
     ) -> list[types.Location] | list[types.LocationLink] | None:
         cursor = cursor_at(ls, params.text_document.uri, params.position)
         ref = cursor.reference
-        if ref is not None:
-            await wait_for_names(ls)
-        entry = resolve(ls, ref) if ref is not None else None
-        if ref is None or entry is None:
+        if ref is None:
+            # Claude Code's `@path` imports and MEMORY.md's links: the file they name.
+            return await agent_navigation.definition(
+                ls, params.text_document.uri, params.position, _links_supported(ls)
+            )
+        await wait_for_names(ls)
+        entry = resolve(ls, ref)
+        if entry is None:
             return None
         uri = file_uri(entry.memory.path)
         if not _links_supported(ls):

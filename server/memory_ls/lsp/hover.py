@@ -14,6 +14,7 @@ from memory_ls.core.rules.names import did_you_mean, name_problem
 from memory_ls.core.rules.references import Reference
 from memory_ls.core.services.index import Entry
 from memory_ls.core.storage.memory import MemoryFile
+from memory_ls.lsp import agent_navigation
 from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.targets import cursor_at, resolve, shown_path, wait_for_names
 
@@ -25,7 +26,8 @@ def register(server: MemoryServer) -> None:
     async def hover(ls: MemoryServer, params: types.HoverParams) -> types.Hover | None:
         cursor = cursor_at(ls, params.text_document.uri, params.position)
         if cursor.reference is None:
-            return None
+            # Claude Code's `@path` imports and MEMORY.md's links: the file they name.
+            return await agent_navigation.hover(ls, params.text_document.uri, params.position)
         names_known = await wait_for_names(ls)
         text = await ls.in_store_thread(hover_text, ls, cursor.reference, names_known)
         return types.Hover(

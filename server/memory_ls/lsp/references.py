@@ -12,6 +12,7 @@ from lsprotocol import types
 
 from memory_ls.core.operations.navigation import points_to
 from memory_ls.core.rules.references import Reference
+from memory_ls.lsp import agent_navigation
 from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.targets import (
     OpenText,
@@ -49,7 +50,14 @@ def register(server: MemoryServer) -> None:
             target = cursor.reference.target
             matches, needle = (lambda ref: ref.target == target), cursor.reference.name
         else:
-            return None
+            # No memory here: the `@` imports and MEMORY.md links that name this file (or
+            # the file an import or link under the cursor names).
+            return await agent_navigation.references(
+                ls,
+                params.text_document.uri,
+                params.position,
+                params.context.include_declaration,
+            )
         found = await ls.in_store_thread(locations, ls, open_markdown(ls), matches, needle, target)
         return declaration + found
 
