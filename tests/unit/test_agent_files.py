@@ -246,3 +246,28 @@ def test_the_auto_memory_folder_follows_claude_codes_settings(project: Path) -> 
     assert str(moved / "MEMORY.md") not in {
         f.path for f in find_agent_files(repository_of(str(project), off))
     }
+
+
+def test_the_same_fact_in_claude_md_agents_md_auto_memory_and_a_memory(project: Path) -> None:
+    fact = "Money is always stored as integer cents, never as floats."
+    (project / "CLAUDE.md").write_text(f"# Rules\n\n- {fact}\n- Short line.\n", encoding="utf-8")
+    (project / "AGENTS.md").write_text(
+        "* **Money** is always stored as integer cents, never as floats\n", encoding="utf-8"
+    )
+    (project / ".serena" / "memories" / "money.md").write_text(
+        f"# Money\n\n{fact}\n", encoding="utf-8"
+    )
+    memory = auto_memory(project)
+    (memory / "MEMORY.md").write_text("- [Money](money.md)\n", encoding="utf-8")
+    (memory / "money.md").write_text(f"{fact.upper()}\n", encoding="utf-8")
+    report = check(project)
+    duplicates = {
+        (Path(d["path"]).name, d["line"]): d["message"]
+        for d in report["diagnostics"]
+        if d["code"] == "near-duplicate"
+    }
+    assert set(duplicates) >= {("CLAUDE.md", 3), ("AGENTS.md", 1), ("money.md", 1)}
+    assert ".serena/memories/money.md line 3" in duplicates[("CLAUDE.md", 3)]
+    assert "AGENTS.md line 1" in duplicates[("CLAUDE.md", 3)]
+    # A short line repeated is no fact.
+    assert not any("Short line" in m for m in duplicates.values())

@@ -6,6 +6,7 @@ import pytest
 
 from memory_ls.core.rules.agent_syntax import (
     estimate_tokens,
+    fact_lines,
     find_imports,
     glob_regex,
     index_links,
@@ -99,3 +100,18 @@ def test_tokens_are_estimated_one_per_four_characters() -> None:
     assert estimate_tokens("") == 0
     assert estimate_tokens("abcd") == 1
     assert estimate_tokens("abcde") == 2
+
+
+def test_facts_are_list_items_and_prose_lines_normalised() -> None:
+    text = (
+        "---\ndescription: a frontmatter line that is long enough to count\n---\n"
+        "# A heading with many words in it here\n"
+        "- [ ] **Run** the `tests` before every single commit.\n"
+        "1. Run the tests before every single commit\n"
+        "Too short to count.\n"
+        "```\ncode lines are not facts even when long enough\n```\n"
+    )
+    assert fact_lines(text) == [
+        (4, "run the tests before every single commit"),
+        (5, "run the tests before every single commit"),
+    ]

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from memory_ls.core.layouts import find_agent_files
 from memory_ls.core.rules.similarity import KeyTable
 from memory_ls.core.rules.supersede import Declaration, SupersedeGraph, declaration_of_text
-from memory_ls.core.services.agent_checks import agent_diagnostics
+from memory_ls.core.services.agent_checks import agent_diagnostics, reader
+from memory_ls.core.services.agent_facts import SharedFacts, display_path
 from memory_ls.core.services.diagnostics import (
     Diagnostic,
     NameIndex,
@@ -40,6 +41,7 @@ def check_store(store: Store, paths: Sequence[str] = ()) -> list[Diagnostic]:
     shadowed = shadow_map(memories)
     by_path = {m.path: m for m in memories}
     targets = expand_paths(paths) if paths else [m.path for m in memories]
+    agents = _AgentFilesCheck(store, targets if paths else None)
     found: list[Diagnostic] = []
     duplicates = KeyTable() if store.config.severities.get("near-duplicate") != "off" else None
     declarations: dict[str, Declaration] = {}
@@ -52,6 +54,8 @@ def check_store(store: Store, paths: Sequence[str] = ()) -> list[Diagnostic]:
             continue
         if duplicates is not None and memory is not None and memory.valid:
             duplicates.add(memory.path, memory.qualified, memory.scope == "global", text)
+        if memory is not None and encoding_problem is None:
+            agents.see(memory.path, text)
         found.extend(
             text_diagnostics(
                 store.config,
@@ -92,20 +96,50 @@ def check_store(store: Store, paths: Sequence[str] = ()) -> list[Diagnostic]:
                 store.config.max_memory_bytes,
             )
         )
-    found.extend(_agent_files_diagnostics(store, targets if paths else None))
+    # A file both a memory and an agent's (Claude Code's topic files in a "claude" store)
+    # is checked both ways: each finding once.
+    seen = {(d.path, d.line, d.col, d.code) for d in found}
+    found.extend(d for d in agents.diagnostics() if (d.path, d.line, d.col, d.code) not in seen)
     if not paths and store.config.severities.get("missing-merge-driver") != "off":
         # The repository's git setup (its .gitattributes): a check of the whole store only.
         found.extend(merge_driver_diagnostics(store.config.root))
     return apply_severities(found, store.config.severities)
 
 
-def _agent_files_diagnostics(store: Store, targets: Sequence[str] | None) -> list[Diagnostic]:
-    """Other agents' files (CLAUDE.md, AGENTS.md, rules, auto memory): all, or those given."""
-    repository = repository_of(store.config.root)
-    # The user's own files (~/.claude/CLAUDE.md) are not the repository's: a check of the
-    # repository must not fail on them. Auto memory is this project's, though in the home.
-    files = [f for f in find_agent_files(repository) if f.scope == "project"]
-    if targets is not None:
-        wanted = {os.path.abspath(t) for t in targets}
-        files = [f for f in files if f.path in wanted]
-    return agent_diagnostics(store.config, repository, files) if files else []
+class _AgentFilesCheck:
+    """Other agents' files (CLAUDE.md, AGENTS.md, rules, auto memory): all, or those given;
+    their facts looked for in the memories as the memories are read."""
+
+    def __init__(self, store: Store, targets: Sequence[str] | None) -> None:
+        self.config = store.config
+        self.repository = repository_of(store.config.root)
+        # The user's own files (~/.claude/CLAUDE.md) are not the repository's: a check of
+        # the repository must not fail on them. Auto memory is this project's, though in
+        # the home folder.
+        files = [f for f in find_agent_files(self.repository) if f.scope == "project"]
+        if targets is not None:
+            wanted = {os.path.abspath(t) for t in targets}
+            files = [f for f in files if f.path in wanted]
+        self.files = files
+        self.read = reader(store.config.max_memory_bytes)
+        self.facts: SharedFacts | None = None
+        if files and store.config.severities.get("near-duplicate") != "off":
+            self.facts = SharedFacts()
+            for agent_file in files:
+                text = self.read(agent_file.path)
+                if text is not None:
+                    self.facts.add_agent_file(agent_file.path, text)
+
+    def see(self, path: str, text: str | None) -> None:
+        """A memory read by the check: does it repeat an agent file's fact?"""
+        if self.facts is not None and text is not None:
+            self.facts.see(path, text)
+
+    def diagnostics(self) -> list[Diagnostic]:
+        """What the agents' files hold that their agents would trip on."""
+        if not self.files:
+            return []
+        found = agent_diagnostics(self.config, self.repository, self.files, self.read)
+        if self.facts is not None:
+            found.extend(self.facts.diagnostics(display_path(self.config.root)))
+        return found

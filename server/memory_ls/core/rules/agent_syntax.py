@@ -261,6 +261,35 @@ def _split_outside_braces(text: str) -> list[str]:
     return parts
 
 
+_LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+_NOT_WORD = re.compile(r"[^\w\s]+")
+# A fact shorter than this is a heading's worth of words: alike by chance, not by copying.
+FACT_MIN_WORDS = 6
+
+
+def fact_lines(text: str) -> list[tuple[int, str]]:
+    """The facts of a Markdown text, one per list item or line of prose, normalised so that
+    the same fact written in two files compares equal: (0-based line, normalised text).
+
+    Frontmatter, headings, fenced code and short lines are left out; case, Markdown marks
+    and punctuation do not count.
+    """
+    found: list[tuple[int, str]] = []
+    body_start = 0
+    if text.startswith("---"):
+        end = text.find("\n---", 3)
+        if end != -1:
+            body_start = text.count("\n", 0, end + 1) + 1
+    for number, line in iter_lines_outside_code(text):
+        if number < body_start or line.lstrip().startswith(("#", ">", "|", "<")):
+            continue
+        plain = _NOT_WORD.sub(" ", _LIST_MARKER.sub("", line)).lower()
+        words = plain.split()
+        if len(words) >= FACT_MIN_WORDS:
+            found.append((number, " ".join(words)))
+    return found
+
+
 def estimate_tokens(text: str) -> int:
     """About how many tokens a text costs an agent: one per four characters, rounded up.
 

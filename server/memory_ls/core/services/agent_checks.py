@@ -164,7 +164,7 @@ def _imports(run: _Run, root_file: str, text: str) -> None:
                 continue
             if not os.path.exists(target):
                 if looks_like_path(span.written) and run.enabled("broken-import"):
-                    run.add(_broken_import(path, span, target))
+                    run.add(_broken_import(path, span, target, run.config.root))
                 continue
             if len(chain) > claude_layout.MAX_IMPORT_HOPS:
                 if run.enabled("import-depth"):
@@ -195,7 +195,9 @@ def _import_cycle(path: str, span: Span, chain: tuple[str, ...], target: str) ->
     )
 
 
-def _broken_import(path: str, span: Span, target: str) -> Diagnostic:
+def _broken_import(path: str, span: Span, target: str, root: str) -> Diagnostic:
+    relative = os.path.relpath(target, root)
+    shown = target if relative.startswith("..") else relative.replace(os.sep, "/")
     return Diagnostic(
         path,
         span.line,
@@ -203,7 +205,7 @@ def _broken_import(path: str, span: Span, target: str) -> Diagnostic:
         span.line,
         span.end,
         "broken-import",
-        f"@{span.written} imports {target}, which does not exist; Claude Code skips it "
+        f"@{span.written} imports {shown}, which does not exist; Claude Code skips it "
         "without a word, so these instructions never reach the agent. Fix the path or "
         "remove the import.",
         data={"import": span.written, "resolved": target},
