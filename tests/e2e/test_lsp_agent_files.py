@@ -266,3 +266,76 @@ async def test_imports_and_index_links_navigate_to_their_files(tmp_path: Path) -
         memory = server.open(".serena/memories/notes.md", "# Notes\n\n@docs/setup.md\n")
         assert await definition(server, memory, types.Position(line=2, character=3)) == []
         assert await hover(server, memory, types.Position(line=2, character=3)) is None
+
+
+# ----- completion -------------------------------------------------------------------------
+
+
+async def complete(
+    server: Session, uri: str, text: str, version: int
+) -> list[types.CompletionItem]:
+    """Replace the document's text (CURSOR marks the cursor) and complete there."""
+    before, after = text.split("¦", 1)
+    server.replace_text(uri, before + after, version)
+    lines = before.split("\n")
+    result = await server.complete(uri, len(lines) - 1, len(lines[-1]))
+    return list(result.items) if result is not None else []
+
+
+def edits(items: list[types.CompletionItem]) -> list[tuple[str, str, int, int]]:
+    """Each item's label, new text and the columns it replaces."""
+    found = []
+    for item in items:
+        edit = item.text_edit
+        assert isinstance(edit, types.TextEdit), item
+        found.append(
+            (item.label, edit.new_text, edit.range.start.character, edit.range.end.character)
+        )
+    return found
+
+
+async def test_paths_complete_after_at_and_in_memory_md_links(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    async with started(repo) as server:
+        claude = open_file(server, repo.root / "CLAUDE.md")
+        # The repository's files and folders as git lists them, relative to CLAUDE.md;
+        # hidden ones once a `.` is typed; CLAUDE.md itself left out.
+        items = await complete(server, claude, "# P\n\nSee @¦", 2)
+        assert [(i.label, i.kind) for i in items] == [
+            ("docs/", types.CompletionItemKind.Folder),
+            ("src/", types.CompletionItemKind.Folder),
+        ]
+        assert [i.label for i in await complete(server, claude, "@.¦", 3)] == [".serena/"]
+        # The segment being typed is what is replaced (the rest of it after the cursor too).
+        items = await complete(server, claude, "x @docs/se¦tu and more", 4)
+        assert edits(items) == [("setup.md", "setup.md", 8, 12)]
+        items = await complete(server, claude, "@docs/¦", 5)
+        assert [(i.label, i.detail) for i in items] == [("guide/", "folder"), ("setup.md", "file")]
+        # Not an import: in code, or an e-mail address.
+        assert await complete(server, claude, "`@do¦`", 6) == []
+        assert await complete(server, claude, "me@do¦", 7) == []
+        # Memory names after `[[` are offered as before.
+        items = await complete(server, claude, "[[project_ov¦", 8)
+        assert [i.label for i in items] == ["project_overview"]
+
+        # In a file CLAUDE.md imports, relative to that file.
+        setup = open_file(server, repo.root / "docs" / "setup.md")
+        assert [i.label for i in await complete(server, setup, "@gu¦", 2)] == ["guide/"]
+        # A file nothing imports gets no paths.
+        plain = server.open("notes/plain.md", "")
+        assert await complete(server, plain, "@do¦", 2) == []
+
+        # MEMORY.md: the topic files beside it, those not yet indexed first, closed.
+        index = open_file(server, repo.memory / "MEMORY.md")
+        items = await complete(server, index, INDEX + "- [Orphan](¦", 2)
+        line = len("- [Orphan](")
+        assert edits(items) == [
+            ("orphan.md", "orphan.md)", line, line),
+            ("build.md", "build.md)", line, line),
+        ]
+        assert [i.detail for i in items] == [
+            "topic file, not indexed",
+            "topic file, already in the index",
+        ]
+        items = await complete(server, index, INDEX + "- [Orphan](orp¦han.md)", 3)
+        assert edits(items) == [("orphan.md", "orphan.md", line, line + len("orphan.md"))]

@@ -18,11 +18,15 @@ from json.encoder import encode_basestring_ascii as _q
 from typing import Any
 
 from lsprotocol import types
+from pygls.uris import to_fs_path
 
+from memory_ls.core.operations.agent_navigation import PathCompletion, completion_at
 from memory_ls.core.rules.references import in_fenced_code
 from memory_ls.core.services.index import Entry, MemoryIndex, Metadata
 from memory_ls.core.storage.memory import MemoryFile
 from memory_ls.core.storage.routing import routing_prefixes
+from memory_ls.lsp import agents
+from memory_ls.lsp.agent_navigation import open_reader
 from memory_ls.lsp.protocol import JsonText
 from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.targets import wait_for_names
@@ -35,7 +39,8 @@ MAX_ITEMS = 50
 INLINE_PREVIEWS = 5
 _SORT_TEXTS = tuple(f"1{position:04d}" for position in range(MAX_ITEMS))
 FUZZY_CUTOFF = 60
-TRIGGER_CHARACTERS = ["[", ":", "/", ",", "-"]
+# `@` starts a Claude Code import, `(` a MEMORY.md link's target (agent_navigation.py).
+TRIGGER_CHARACTERS = ["[", ":", "/", ",", "-", "@", "("]
 
 _WIKI_OPEN = re.compile(r"\[\[([^\[\]|\n]*)$")
 _MEM_OPEN = re.compile(r"`mem:([^`\n]*)$")
@@ -69,13 +74,16 @@ def register(server: MemoryServer) -> None:
         types.TEXT_DOCUMENT_COMPLETION,
         types.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS, resolve_provider=True),
     )
-    async def completion(ls: MemoryServer, params: types.CompletionParams) -> JsonText | None:
+    async def completion(
+        ls: MemoryServer, params: types.CompletionParams
+    ) -> JsonText | types.CompletionList | None:
         document = ls.workspace.get_text_document(params.text_document.uri)
         lines = [line.rstrip("\r\n") for line in document.lines]
         at = document.position_from_client_units(params.position)
         context = find_context(lines, at.line, at.character)
         if context is None:
-            return None
+            # Paths after a CLAUDE.md's `@`, topic files in a MEMORY.md link.
+            return await agent_paths(ls, params.text_document.uri, lines, at.line, at.character)
         line = lines[at.line]
         if context.kind == "name" and not ls.index.scanned:
             # Just after start the names are moments away: answer once they are known
@@ -102,6 +110,54 @@ def register(server: MemoryServer) -> None:
                 _documentation, _FolderNames(ls), ls.index, memory
             )
         return item
+
+
+# The data of a path item: resolving it looks up no memory.
+_PATH_ITEM = "path"
+
+
+async def agent_paths(
+    ls: MemoryServer, uri: str, lines: list[str], line: int, column: int
+) -> types.CompletionList | None:
+    """Paths for a Claude Code import or a MEMORY.md link being typed (None elsewhere)."""
+    before = lines[line][:column] if 0 <= line < len(lines) else ""
+    path = to_fs_path(uri)
+    if not path or ("@" not in before and "](" not in before):
+        return None
+    known = await agents.of(ls).wait()
+    if known is None:
+        return None
+    found = await ls.in_store_thread(
+        completion_at, known, os.path.normpath(path), lines, line, column, open_reader(ls)
+    )
+    return _path_list(ls, lines[line], line, found) if found is not None else None
+
+
+def _path_list(
+    ls: MemoryServer, line: str, line_no: int, found: PathCompletion
+) -> types.CompletionList:
+    edit_range = types.Range(
+        start=types.Position(line=line_no, character=client_column(ls, line, found.start)),
+        end=types.Position(line=line_no, character=client_column(ls, line, found.end)),
+    )
+    items = [
+        types.CompletionItem(
+            label=choice.label,
+            kind=types.CompletionItemKind.Folder
+            if choice.folder
+            else types.CompletionItemKind.File,
+            detail=choice.detail,
+            sort_text=f"{position:04d}",
+            filter_text=choice.label,
+            data=_PATH_ITEM,
+            text_edit=types.TextEdit(
+                range=edit_range,
+                new_text=choice.label if choice.folder else choice.label + found.closing,
+            ),
+        )
+        for position, choice in enumerate(found.choices)
+    ]
+    return types.CompletionList(is_incomplete=found.cut, items=items)
 
 
 @dataclass(frozen=True)
@@ -131,8 +187,8 @@ class _Found:
 
 def _entry_of(ls: MemoryServer, item: types.CompletionItem) -> Entry | None:
     """The memory a name item offers, found again by its label (items carry no path)."""
-    if item.kind != types.CompletionItemKind.File:
-        return None
+    if item.kind != types.CompletionItemKind.File or item.data == _PATH_ITEM:
+        return None  # not a memory's name (a path after `@` or in a MEMORY.md link)
     return ls.index.lookup(item.label)
 
 
