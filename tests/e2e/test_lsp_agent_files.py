@@ -3,15 +3,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import attrs
 import pytest
-from e2e_support import Session, Workspace, session, write_file
+from e2e_support import TIMEOUT, Session, Workspace, session, write_file
 from lsprotocol import types
+from pytest_lsp import client_capabilities
 
 from memory_ls.core.layouts.claude import project_slug
 
@@ -339,3 +342,67 @@ async def test_paths_complete_after_at_and_in_memory_md_links(tmp_path: Path) ->
         ]
         items = await complete(server, index, INDEX + "- [Orphan](orp¦han.md)", 3)
         assert edits(items) == [("orphan.md", "orphan.md", line, line + len("orphan.md"))]
+
+
+# ----- workspace diagnostics --------------------------------------------------------------
+
+
+def pull_capabilities() -> types.ClientCapabilities:
+    """VS Code's profile plus pull diagnostics (vscode-languageclient 9)."""
+    caps = client_capabilities("visual-studio-code")
+    text_document = attrs.evolve(
+        caps.text_document,
+        diagnostic=types.DiagnosticClientCapabilities(dynamic_registration=True),
+    )
+    workspace = attrs.evolve(
+        caps.workspace,
+        diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True),
+    )
+    return attrs.evolve(caps, text_document=text_document, workspace=workspace)
+
+
+async def pulled_until(
+    server: Session,
+    reports: dict[str, types.WorkspaceDocumentDiagnosticReport],
+    done: Callable[[dict[str, list[str]]], bool],
+) -> dict[str, list[str]]:
+    """Pull workspace diagnostics (held until news) until the codes by file name satisfy
+    `done`; `reports` keeps the client's view (by URI)."""
+
+    def view() -> dict[str, list[str]]:
+        return {
+            Path(uri).name: sorted(str(d.code) for d in report.items)
+            for uri, report in reports.items()
+            if isinstance(report, types.WorkspaceFullDocumentDiagnosticReport) and report.items
+        }
+
+    while not done(view()):
+        known = [types.PreviousResultId(uri=u, value=r.result_id or "") for u, r in reports.items()]
+        answer = await asyncio.wait_for(
+            server.client.workspace_diagnostic_async(
+                types.WorkspaceDiagnosticParams(previous_result_ids=known, identifier="memory-ls")
+            ),
+            TIMEOUT,
+        )
+        for item in answer.items:
+            if isinstance(item, types.WorkspaceFullDocumentDiagnosticReport):
+                reports[item.uri] = item
+    return view()
+
+
+async def test_agent_files_in_workspace_diagnostics(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    async with session(
+        repo.workspace, init_options={}, env=repo.env(), capabilities=pull_capabilities()
+    ) as server:
+        reports: dict[str, types.WorkspaceDocumentDiagnosticReport] = {}
+        found = await pulled_until(server, reports, lambda codes: "orphan.md" in codes)
+        assert found["CLAUDE.md"] == ["broken-import"]
+        assert found["setup.md"] == ["broken-import", "import-cycle"]
+        assert found["orphan.md"] == ["unindexed-memory"]
+
+        # Fixed on disk (a file event): its report clears; the others stay.
+        (repo.root / "CLAUDE.md").write_text("# Project\n\nSee @docs/setup.md.\n")
+        server.notify_files((repo.root / "CLAUDE.md", types.FileChangeType.Changed))
+        found = await pulled_until(server, reports, lambda codes: "CLAUDE.md" not in codes)
+        assert found["orphan.md"] == ["unindexed-memory"]

@@ -170,7 +170,10 @@ class Publisher:
 
     def clear(self, uri: str) -> None:
         """Forget a closed document and clear what it showed."""
-        self._agent_uris.discard(uri)
+        if uri in self._agent_uris:
+            # Likely saved: the agents' files' reports on disk are made again.
+            self._agent_uris.discard(uri)
+            agents.of(self.ls).refresh()
         self._last_edit.pop(uri, None)
         self._scans.pop(uri, None)
         self._near.pop(uri, None)

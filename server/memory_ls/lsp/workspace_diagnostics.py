@@ -17,6 +17,12 @@ module covers the files as they are on disk, as `memory-ls check` does:
 `diagnosticsScope: "openFiles"` turns this off: every report the client holds is
 cleared, nothing is computed.
 
+Other agents' files (CLAUDE.md and what it imports, MEMORY.md and its topic files,
+rules, AGENTS.md...) get their reports too, as `memory-ls check` finds them on disk:
+computed again (in the disk-check worker) each time the agents' files are listed again
+(agents.py: files created or deleted, store or settings changes, auto memory's file
+events, an agent's file closed in the editor).
+
 The repository's `.gitattributes` gets a report too when it names memory-ls's merge
 driver and this clone's git config lacks it (`missing-merge-driver`): read with the
 first check of the store and again (a few stats) with each later check; while it is
@@ -28,18 +34,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
+from memory_ls.core.operations.agent_files import KnownAgentFiles, disk_agent_diagnostics
 from memory_ls.core.operations.disk_check import DiskDiagnostics
 from memory_ls.core.operations.duplicates import IndexedDuplicates
 from memory_ls.core.services.diagnostics import Diagnostic
 from memory_ls.core.services.index import MemoryIndex, Update
 from memory_ls.core.services.search import BACKGROUND_SEARCH_SHARE
 from memory_ls.core.storage.watching import SerialWorker
+from memory_ls.lsp import agents
 from memory_ls.lsp.diagnostics import to_lsp
 from memory_ls.lsp.server import MemoryServer
 
@@ -62,6 +71,7 @@ def register(server: MemoryServer) -> None:
     server.index_listeners.append(reports.paths_changed)
     server.search_listeners.append(reports.search_changed)
     server.client_file_listeners.append(reports.repository_changed)
+    agents.of(server).listeners.append(reports.agents_changed)
     server.closed_diagnostics = reports.closed
     server.disk_problems = reports.problems
 
@@ -98,6 +108,11 @@ class WorkspaceReports:
         self._published: set[str] = set()
         self._worker = SerialWorker("memory-ls-disk-check")
         self._setup_timer: asyncio.TimerHandle | None = None
+        # Other agents' files' reports as on disk (only files with problems): path ->
+        # (result id, report), the ids this instance's own.
+        self._agents: dict[str, tuple[str, Stored]] = {}
+        self._agents_token = uuid.uuid4().hex[:8]
+        self._agents_serial = 0
 
     # ----- what the client is told ---------------------------------------------------
 
@@ -124,7 +139,7 @@ class WorkspaceReports:
         disk = self.disk
         if self.pulls() or not self.enabled or disk is None:
             return []
-        _, stored = disk.report(to_fs_path(uri) or "")
+        _, stored = self._report(disk, to_fs_path(uri) or "")
         if stored is None:
             return []
         self._published.add(uri)
@@ -137,7 +152,7 @@ class WorkspaceReports:
             return {}
         return {
             path: tuple(str(d.code) for d in stored[1])
-            for path, (_result_id, stored) in disk.reports().items()
+            for path, (_result_id, stored) in self._current(disk).items()
         }
 
     def document(self, uri: str, previous: str | None) -> types.DocumentDiagnosticReport:
@@ -146,7 +161,7 @@ class WorkspaceReports:
         if uri in self.ls.workspace.text_documents:
             result_id = OPEN_RESULT_ID
         elif self.disk is not None and self.enabled:
-            result_id, stored = self.disk.report(to_fs_path(uri) or "")
+            result_id, stored = self._report(self.disk, to_fs_path(uri) or "")
         else:
             result_id = "off"
         if previous == result_id:
@@ -167,10 +182,29 @@ class WorkspaceReports:
             if self.enabled and (disk is None or not disk.complete):
                 await changed.wait()  # the first check of the store is still running
                 continue
-            items, news = await self.ls.in_store_thread(_answer, disk, known)
+            items, news = await self.ls.in_store_thread(
+                _answer, disk, known, dict(self._agents) if disk is not None else {}
+            )
             if news:
                 return types.WorkspaceDiagnosticReport(items=items)
             await changed.wait()
+
+    def _report(self, disk: DiskDiagnostics[Stored], path: str) -> tuple[str, Stored | None]:
+        """(result id, report) of one file: a memory's (or the git setup's), else an
+        agent file's."""
+        result_id, stored = disk.report(path)
+        if stored is None:
+            known = self._agents.get(os.path.normpath(path)) if self.enabled else None
+            if known is not None:
+                return known
+        return result_id, stored
+
+    def _current(self, disk: DiskDiagnostics[Stored] | None) -> dict[str, tuple[str, Stored]]:
+        """Path -> (result id, report) of every file with problems (none while the first
+        check of the store runs)."""
+        if disk is None or not self.enabled:
+            return {}
+        return {**self._agents, **disk.reports()}
 
     def _event(self) -> asyncio.Event:
         if self._changed is None:
@@ -213,6 +247,38 @@ class WorkspaceReports:
                 ls.on_loop(lambda: self._checked(disk, changed, everything=True))
 
         self._worker.submit(check)
+
+    def agents_changed(self, known: KnownAgentFiles) -> None:
+        """The agents' files were listed again: their reports as on disk (in the worker)."""
+        config = self.ls.config
+        enabled = self.enabled
+
+        def recheck() -> None:
+            found = disk_agent_diagnostics(config, known) if enabled else {}
+            reports = {
+                path: self._convert(path, problems, text)
+                for path, (problems, text) in found.items()
+            }
+            self.ls.on_loop(lambda: self._agents_checked(reports))
+
+        self._worker.submit(recheck)
+
+    def _agents_checked(self, reports: dict[str, Stored]) -> None:
+        if self.ls.stopping:
+            return
+        changed: set[str] = set()
+        for path in [p for p in self._agents if p not in reports]:
+            del self._agents[path]
+            changed.add(path)
+        for path, report in reports.items():
+            old = self._agents.get(path)
+            if old is None or old[1] != report:
+                self._agents_serial += 1
+                self._agents[path] = (f"{self._agents_token}:{self._agents_serial}", report)
+                changed.add(path)
+        if changed and self.disk is not None:
+            self._wake()
+            self._publish_changes(changed, everything=False)
 
     def repository_changed(self, paths: list[str]) -> None:
         """The client reported workspace files created or removed (stale-path)."""
@@ -291,7 +357,7 @@ class WorkspaceReports:
         ls = self.ls
         if self.pulls() or ls.stopping:
             return
-        current = self.disk.reports() if self.disk is not None else {}
+        current = self._current(self.disk)
         uris = {stored[0] for _, stored in current.values()}
         if everything:
             # A new check of the store (or none): what was published and is gone, clears.
@@ -319,12 +385,15 @@ class WorkspaceReports:
 
 
 def _answer(
-    disk: DiskDiagnostics[Stored] | None, known: dict[str, tuple[str, str]]
+    disk: DiskDiagnostics[Stored] | None,
+    known: dict[str, tuple[str, str]],
+    agent_reports: dict[str, tuple[str, Stored]],
 ) -> tuple[list[types.WorkspaceDocumentDiagnosticReport], bool]:
-    """The items of a workspace report, and whether any is news to the client."""
+    """The items of a workspace report (the memories' and the agents' files'), and whether
+    any is news to the client."""
     items: list[types.WorkspaceDocumentDiagnosticReport] = []
     news = False
-    current = disk.reports() if disk is not None else {}
+    current = {**agent_reports, **disk.reports()} if disk is not None else {}
     clean_id = disk.clean_id if disk is not None else "off"
     for path, (result_id, (uri, found)) in current.items():
         had = known.get(path)

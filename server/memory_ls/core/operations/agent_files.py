@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from memory_ls.core.layouts import AgentFile, Repository, find_agent_files
 from memory_ls.core.rules.agent_syntax import Span, find_imports, index_links
 from memory_ls.core.services.agent_checks import agent_diagnostics, import_target, reader
-from memory_ls.core.services.diagnostics import Diagnostic
+from memory_ls.core.services.diagnostics import Diagnostic, apply_severities
 from memory_ls.core.storage.agent_repository import repository_of
 from memory_ls.core.storage.folders import StoreConfig
 
@@ -163,3 +163,28 @@ def live_agent_diagnostics(
 
 def _unique(files: Sequence[AgentFile]) -> list[AgentFile]:
     return list({f.path: f for f in files}.values())
+
+
+def disk_agent_diagnostics(
+    config: StoreConfig, known: KnownAgentFiles
+) -> dict[str, tuple[list[Diagnostic], str | None]]:
+    """Every project agent file's problems as on disk, as `memory-ls check` reports them,
+    by path (files without problems left out), each with the text it was read from."""
+    files = [f for f in known.files if f.scope == "project"]
+    if not files:
+        return {}
+    read = reader(config.max_memory_bytes)
+    texts: dict[str, str | None] = {}
+
+    def remembered(path: str) -> str | None:
+        if path not in texts:
+            texts[path] = read(path)
+        return texts[path]
+
+    found = apply_severities(
+        agent_diagnostics(config, known.repository, files, remembered), config.severities
+    )
+    by_path: dict[str, list[Diagnostic]] = {}
+    for diagnostic in found:
+        by_path.setdefault(os.path.normpath(diagnostic.path), []).append(diagnostic)
+    return {path: (problems, remembered(path)) for path, problems in by_path.items()}
