@@ -112,6 +112,8 @@ def test_memory_md_cut_unindexed_topics_and_broken_entries(project: Path) -> Non
     assert "not link" in rows[("orphan.md", "unindexed-memory")]["message"]
     assert "line 224" in rows[("late.md", "unindexed-memory")]["message"]
     assert ("build.md", "unindexed-memory") not in rows
+    # Its links name topic files beside it, not repository paths.
+    assert not any(code == "stale-path" for _, code in rows)
 
 
 def test_rule_globs_that_match_nothing_and_a_cursor_rule_that_never_applies(

@@ -127,9 +127,10 @@ def _common(run: _Run, agent_file: AgentFile, text: str) -> None:
     if run.enabled("possible-secret"):
         for diagnostic in secret_diagnostics(path, text):
             run.add(diagnostic)
-    if agent_file.kind != "topic" and run.enabled("stale-path"):
-        # Paths in auto memory are the agent's notes about the repository too, but they
-        # live outside it: relative mentions there have no base to resolve against.
+    inside = not os.path.relpath(path, run.config.root).startswith("..")
+    if inside and run.enabled("stale-path"):
+        # Auto memory (MEMORY.md and its topic files) lies outside the repository: its
+        # links name topic files beside it, and relative mentions have no base there.
         for stale in stale_paths(text, path, run.config.root, lexists):
             run.add(stale_path_diagnostic(path, stale))
     if agent_file.path.endswith(".md") and text.startswith("---"):
