@@ -11,6 +11,7 @@ import os
 
 from memory_ls.config import Layer
 from memory_ls.lsp import (
+    agent_context,
     agents,
     code_actions,
     commands,
@@ -63,6 +64,7 @@ def build_server(cli: Layer) -> MemoryServer:
         definition,
         links,
         link_view,
+        agent_context,
         references,
         symbols,
         rename,
