@@ -1,0 +1,90 @@
+"""`memory-ls check` and `memory-ls changes`: diagnostics as reports, with their exit status."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from typing import TextIO
+
+from memory_ls.cli.common import EXIT_FINDINGS, EXIT_OK, UsageError
+from memory_ls.core.services.formats import has_findings, render, summary_line
+from memory_ls.core.store import Store
+
+
+def _check(args: argparse.Namespace, store: Store, stdout: TextIO, stderr: TextIO) -> int:
+    from memory_ls.core.operations.check import check_store
+
+    for path in args.paths:
+        if not os.path.exists(path):
+            raise UsageError(f"no such file or folder: {path}")
+    if args.json and args.report_format != "text":
+        raise UsageError("give --json or --format, not both")
+    paths = args.paths
+    if args.memories_only and paths:
+        paths = [p for p in paths if store.config.owner_of(os.path.abspath(p)) is not None]
+        if not paths:
+            # No memory among them; an empty list would check the whole store instead.
+            print("memory-ls: no memory among the files given; nothing to check", file=stderr)
+            return EXIT_OK
+    store.clean_leftovers()
+    diagnostics = check_store(store, paths)
+    if args.json:
+        # The shape `check --json` always printed (absolute paths); --format json is richer.
+        rows = [
+            {
+                "path": d.path,
+                "line": d.line + 1,
+                "column": d.col + 1,
+                "endLine": d.end_line + 1,
+                "endColumn": d.end_col + 1,
+                "severity": d.severity,
+                "code": d.code,
+                "message": d.message,
+            }
+            for d in diagnostics
+        ]
+        print(json.dumps({"diagnostics": rows}, ensure_ascii=False, indent=2), file=stdout)
+    else:
+        stdout.write(
+            render(
+                diagnostics,
+                args.report_format,
+                root=store.config.root,
+                name_of=store.config.qualified_name_of,
+            )
+        )
+    print(summary_line(diagnostics), file=stderr)
+    return EXIT_FINDINGS if has_findings(diagnostics) else EXIT_OK
+
+
+def _changes(args: argparse.Namespace, store: Store, stdout: TextIO, stderr: TextIO) -> int:
+    from memory_ls.core.operations.changes import changes_json, changes_text, memory_changes
+
+    fmt = "json" if args.json else args.report_format
+    if args.json and args.report_format not in ("text", "json"):
+        raise UsageError("give --json or --format, not both")
+    report = memory_changes(store, args.rev)
+    if fmt == "json":
+        print(json.dumps(changes_json(report), ensure_ascii=False, indent=2), file=stdout)
+    elif fmt == "text":
+        stdout.write(changes_text(report))
+    else:
+        stdout.write(
+            render(
+                report.diagnostics,
+                fmt,
+                root=store.config.root,
+                name_of=store.config.qualified_name_of,
+            )
+        )
+        counts = ", ".join(
+            f"{sum(1 for c in report.changes if c.status == s)} {s}"
+            for s in ("added", "changed", "renamed", "deleted")
+        )
+        print(
+            f"memory-ls: since {report.base.rev} ({report.base.how}): {counts}",
+            file=stderr,
+        )
+    print(summary_line(report.diagnostics), file=stderr)
+    return EXIT_FINDINGS if has_findings(report.diagnostics) else EXIT_OK

@@ -1,0 +1,115 @@
+"""The human-readable form of a command's result (without --json): `_human` and its helpers."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from memory_ls.cli.common import _relative
+from memory_ls.core.storage.folders import StoreConfig
+
+
+def _human(command: str, result: dict[str, Any], config: StoreConfig) -> str:
+    """The short human-readable form of a result."""
+    root = config.root
+
+    def rel(path: str) -> str:
+        return _relative(path, root)
+
+    if command == "save":
+        state = "created" if result["created"] else "updated"
+        return (
+            f"{result['name']} -> {rel(result['path'])} ({state}; routed by {result['routedBy']})"
+        )
+    if command == "read":
+        return str(result["content"]).rstrip("\n")
+    if command == "edit":
+        return f"{result['name']}: {result['replacements']} replacement(s) in {rel(result['path'])}"
+    if command == "delete":
+        return f"deleted {result['name']} ({rel(result['path'])})"
+    if command == "move":
+        return (
+            f"{result['name']} -> {result['newName']} ({rel(result['path'])}); "
+            f"{result['updatedReferences']} reference(s) updated"
+        )
+    if command == "history":
+        return _history_text(result, rel)
+    if command == "revert":
+        if "newName" in result:
+            undid = result["revertedTo"]
+            return f"{result['name']} moved back to {result['newName']} (undid {undid})"
+        if "deleted" in result:
+            state = "deleted" if result["deleted"] else "already absent"
+            return f"{result['name']}: {state} (undid {result['revertedTo']})"
+        return (
+            f"{result['name']} -> {rel(result['path'])} restored to version {result['version']} "
+            f"(undid {result['revertedTo']})"
+        )
+    if command == "route":
+        state = "exists" if result["exists"] else "new"
+        return (
+            f"{result['name']} -> {rel(result['path'])} ({state}; routed by {result['routedBy']})"
+        )
+    if command == "list":
+        lines = []
+        for memory in result["memories"]:
+            tags = f"  [{', '.join(memory['tags'])}]" if memory["tags"] else ""
+            flags = " (read-only)" if memory["readOnly"] else ""
+            shadow = f" (shadows {len(memory['shadows'])})" if memory["shadows"] else ""
+            folder = rel(memory["folder"])
+            lines.append(f"{memory['name']}  {memory['scope']}:{folder}{tags}{flags}{shadow}")
+        if "nextCursor" in result:
+            more = f"{result['remaining']:,} more" if "remaining" in result else "more"
+            lines.append(f"({more}: --cursor {result['nextCursor']})")
+        return "\n".join(lines) if lines else "(no memories)"
+    if command == "search":
+        rows = [f"{r['name']}:{r['line']}: {r['text']}" for r in result["results"]]
+        return "\n".join(rows) if rows else "(no matches)"
+    if command == "about":
+        return _about_text(result, rel)
+    if command == "tags":
+        rows = [f"{t['count']:>5}  {t['tag']}" for t in result["tags"]]
+        return "\n".join(rows) if rows else "(no tags)"
+    if command == "import":
+        lines = [f"imported {r['name']} -> {rel(r['path'])}" for r in result["imported"]]
+        lines += [f"skipped {name} (exists; use --overwrite)" for name in result["skipped"]]
+        lines += [
+            f"rejected {r['source']} {r['name']!r}: {r['reason']}"
+            for r in result.get("rejected", ())
+        ]
+        return "\n".join(lines) if lines else "(nothing to import)"
+    return json.dumps(result, ensure_ascii=False, indent=2)
+
+
+def _history_text(result: dict[str, Any], rel: Any) -> str:
+    """One line per change: id, local time, action, who, versions, size before."""
+    lines = []
+    for entry in result["entries"]:
+        when = datetime.fromtimestamp(entry["time"]).astimezone().isoformat(timespec="seconds")
+        versions = f"{entry['versionBefore'] or '(none)'} -> {entry['versionAfter'] or '(none)'}"
+        size = "new" if entry["sizeBefore"] is None else f"{entry['sizeBefore']} bytes before"
+        if entry["withheld"]:
+            size += ", withheld (possible secret)"
+        if entry.get("reviewed"):
+            size += ", reviewed"
+        moved = f" to {rel(entry['newPath'])}" if "newPath" in entry else ""
+        lines.append(
+            f"{entry['id']:>6}  {when}  {entry['action']}{moved}  {entry['source']}  "
+            f"{versions}  ({size})"
+        )
+    return "\n".join(lines) if lines else f"(no recorded change of {result['name']})"
+
+
+def _about_text(result: dict[str, Any], rel: Any) -> str:
+    """Each memory (name, title, file), then its mentioning lines; then how many more."""
+    lines = []
+    for memory in result["memories"]:
+        title = f" ({memory['title']})" if memory["title"] else ""
+        lines.append(f"{memory['name']}{title}  {rel(memory['path'])}")
+        lines += [f"  {m['line']}: {m['text']}" for m in memory["lines"]]
+        if memory["moreLines"]:
+            lines.append(f"  ... {memory['moreLines']} more line(s)")
+    if result["more"]:
+        lines.append(f"... {result['more']} more memories (--limit)")
+    return "\n".join(lines) if lines else f"(no memory mentions {result['target']})"
