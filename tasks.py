@@ -80,14 +80,21 @@ def demo() -> None:
     shutil.copytree(ROOT / "examples", scratch / "examples")
     workspace = scratch / "examples" / "workspace"
 
-    def tool(*args: str, check: bool = True, stdin: str | None = None) -> None:
+    def tool(
+        *args: str,
+        check: bool = True,
+        stdin: str | None = None,
+        cwd: Path = workspace,
+        env: dict[str, str] | None = None,
+    ) -> None:
         print(f"\n$ memory-ls {' '.join(args)}", flush=True)
         subprocess.run(
             [str(memory_ls), *args],
-            cwd=workspace,
+            cwd=cwd,
             input=stdin,
             text=True,
             check=check,
+            env=env,
         )
 
     print(f"Example workspace copied to {workspace}")
@@ -114,7 +121,27 @@ def demo() -> None:
     tool("search", "payments", "--limit", "5")
     tool("save", "../../etc/passwd", check=False, stdin="no")
     tool("check", check=False)
-    print(f"\nDone. The copy is left in {scratch} to look at.")
+
+    # Other agents' files, and Claude Code's auto memory as the store. HOME is the
+    # scratch folder's, so your own ~/.claude is never touched.
+    agents = scratch / "examples" / "agents-project"
+    home = scratch / "home"
+    env = {**os.environ, "HOME": str(home)}
+    subprocess.run(["git", "init", "-q"], cwd=agents, check=True)
+    print(f"\nA project several agents work in: {agents} (HOME={home})")
+    tool("check", check=False, cwd=agents, env=env)
+    tool(
+        "save",
+        "testing",
+        cwd=agents,
+        env=env,
+        stdin=(
+            "---\nname: Running the tests\ndescription: scripts/test.sh runs pytest\n"
+            "type: project\n---\nRun `scripts/test.sh` before every commit.\n"
+        ),
+    )
+    tool("context", "src/api/cart.py", "--agent", "claude", cwd=agents, env=env)
+    print(f"\nDone. The copies are left in {scratch} to look at.")
 
 
 def docs() -> None:

@@ -134,3 +134,33 @@ def test_the_slug_is_the_main_worktrees(tmp_path: Path) -> None:
     assert canonical_top(str(linked / "sub")) == str(main)
     assert canonical_top(str(main)) == str(main)
     assert project_slug(str(main)).endswith("-main-repo")
+
+
+def test_the_command_line_says_the_headroom_too(tmp_path: Path) -> None:
+    import os
+    import sys
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "memory-ls.toml").write_text('layout = "claude"\n', encoding="utf-8")
+    env = {**os.environ, "HOME": str(tmp_path / "home")}
+
+    def cli(*args: str, stdin: str = "") -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "memory_ls.cli", *args],
+            cwd=root,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    saved = cli("save", "testing", stdin="# Tests\nRun them all.\n")
+    assert "testing -> " in saved
+    assert "MEMORY.md: entry added on line 2; 2 of 200 lines loaded, 198 to spare." in saved
+    assert "its entry on line 2 now links the new name" in cli("move", "testing", "tests")
+    assert "MEMORY.md: its entry removed; 1 of 200 lines loaded" in cli("delete", "tests")

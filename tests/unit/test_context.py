@@ -5,7 +5,9 @@ temporary HOME; the environment is passed explicitly, never the real one."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -507,3 +509,89 @@ def test_the_json_shape(repo: Path) -> None:
         }
     ]
     assert data["total"] == first["tokens"] + index["tokens"]
+
+
+# ----- the command line, run as a process ----------------------------------------------
+
+
+def run_cli(repo: Path, *args: str, env: Mapping[str, str] | None = None) -> Any:
+    environ = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("CLAUDE_CONFIG_DIR", "CLAUDE_CODE_DISABLE_AUTO_MEMORY", "CODEX_HOME")
+    }
+    environ.update({"HOME": str(home(repo)), "XDG_CACHE_HOME": str(home(repo) / ".cache")})
+    environ.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "memory_ls.cli", "context", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=environ,
+        timeout=60,
+    )
+
+
+def test_cli_prints_the_load_order_and_exits_1_over_the_budget(repo: Path) -> None:
+    write(repo / "CLAUDE.md", "# Project\n@docs/setup.md\n" + "x" * 3975)  # 4,000 characters
+    write(repo / "docs" / "setup.md", "setup\n")
+    write(repo / "src" / "api" / "CLAUDE.md", "api\n")
+
+    done = run_cli(repo, "src/api/server.ts", "--agent", "claude")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == (
+        "Claude Code loads, working on src/api/server.ts (estimated tokens, 4 characters each):"
+    )
+    assert lines[1].startswith("   1. CLAUDE.md ")
+    assert lines[2].startswith("   2.   docs/setup.md (imported by CLAUDE.md) ")
+    assert lines[3].startswith("   3. src/api/CLAUDE.md ")
+    total = 1000 + 2 + 1
+    assert f"Total: {total:,} of a 20,000-token budget (5%)." in done.stdout
+
+    over = run_cli(repo, "--agent", "claude", "--budget", "500")
+    assert over.returncode == 1, over.stderr
+    assert "of a 500-token budget" in over.stdout
+
+
+def test_cli_json_and_a_file_given_from_a_subfolder(repo: Path) -> None:
+    write(repo / "AGENTS.md", "root\n")
+    write(repo / "src" / "api" / "AGENTS.md", "api\n")
+    environ = {k: v for k, v in os.environ.items() if k != "CODEX_HOME"}
+    environ["HOME"] = str(home(repo))
+    command = ["context", "server.ts", "--agent", "codex", "--json", "--root", str(repo)]
+    done = subprocess.run(
+        [sys.executable, "-m", "memory_ls.cli", *command],
+        cwd=repo / "src" / "api",
+        capture_output=True,
+        text=True,
+        env=environ,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["file"] == "src/api/server.ts"
+    assert [item["shown"] for item in data["loaded"]] == ["AGENTS.md", "src/api/AGENTS.md"]
+    assert data["overBudget"] is False and data["budget"] == 20_000
+
+
+def test_cli_usage_errors_exit_2(repo: Path) -> None:
+    outside = run_cli(repo, str(repo.parent / "elsewhere.py"), "--agent", "claude")
+    assert outside.returncode == 2
+    assert "not a file of the repository" in outside.stderr
+    unknown = run_cli(repo, "--agent", "windsurf")
+    assert unknown.returncode == 2
+    assert "windsurf" in unknown.stderr
+    missing = run_cli(repo, "src/api/server.ts")
+    assert missing.returncode == 2
+    bad = run_cli(repo, "--agent", "claude", "--budget", "0")
+    assert bad.returncode == 2
+
+
+def test_cli_serena_lists_the_stores_memory_names(repo: Path) -> None:
+    write(repo / ".serena" / "memories" / "architecture.md", "# Architecture\n" + "x" * 4000)
+    done = run_cli(repo, "--agent", "serena", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert [item["names"] for item in data["loaded"]] == [["architecture"]]
+    assert data["total"] < 50

@@ -1,4 +1,5 @@
-"""`memory-ls check` and `memory-ls changes`: diagnostics as reports, with their exit status."""
+"""`memory-ls check`, `memory-ls changes` and `memory-ls context`: reports, with their exit
+status (1: findings, or a context over its budget)."""
 
 from __future__ import annotations
 
@@ -88,3 +89,25 @@ def _changes(args: argparse.Namespace, store: Store, stdout: TextIO, stderr: Tex
         )
     print(summary_line(report.diagnostics), file=stderr)
     return EXIT_FINDINGS if has_findings(report.diagnostics) else EXIT_OK
+
+
+def _context(args: argparse.Namespace, store: Store, stdout: TextIO, stderr: TextIO) -> int:
+    """What an agent loads working on FILE; 1 when the total exceeds the budget."""
+    from memory_ls.core.operations.context import agent_context, relative_file, render_text
+    from memory_ls.core.rules.errors import InvalidArguments
+
+    root = store.config.root
+    file = None
+    if args.file is not None:
+        # FILE as given on the command line: relative to the working folder.
+        file = os.path.abspath(args.file)
+        try:
+            relative_file(root, file)
+        except InvalidArguments as exc:
+            raise UsageError(exc.message) from None
+    result = agent_context(args.agent, root, file, budget=args.budget, store=store)
+    if args.json:
+        print(json.dumps(result.to_json(), ensure_ascii=False, indent=2), file=stdout)
+    else:
+        print(render_text(result), file=stdout)
+    return EXIT_FINDINGS if result.over_budget else EXIT_OK

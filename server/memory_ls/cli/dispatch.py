@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn, TextIO
 
-from memory_ls.cli.checks import _changes, _check
+from memory_ls.cli.checks import _changes, _check, _context
 from memory_ls.cli.common import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, UsageError
 from memory_ls.cli.config_cmd import _config
 from memory_ls.cli.git import _git_setup, _merge_driver
@@ -134,6 +134,8 @@ def _dispatch(
         return _export(args, store, stdout)
     if command == "changes":
         return _changes(args, store, stdout, stderr)
+    if command == "context":
+        return _context(args, store, stdout, stderr)
     if command == "git-setup":
         return _git_setup(args, store.config, stdout, stderr)
     if command == "graph":

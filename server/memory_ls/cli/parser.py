@@ -84,6 +84,17 @@ def _expected_version(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _positive_tokens(value: str) -> int:
+    """A `--budget`: a positive whole number of tokens (argparse: exit status 2 otherwise)."""
+    try:
+        number = int(value.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of tokens: {value!r}") from None
+    if number <= 0:
+        raise argparse.ArgumentTypeError(f"the budget must be positive, not {number}")
+    return number
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the tool."""
     parser = _Parser(
@@ -120,6 +131,27 @@ def build_parser() -> argparse.ArgumentParser:
         "pre-commit passes every changed Markdown file)",
     )
     _report_format(check)
+
+    context = command(
+        "context",
+        "the files an agent loads working on FILE (none: a session at the root that has "
+        "touched no file), in load order, with estimated tokens, cuts and the total "
+        "against a budget; exit status 1 over the budget",
+    )
+    context.add_argument("file", nargs="?", metavar="FILE", help="a path in the repository")
+    context.add_argument(
+        "--agent",
+        required=True,
+        choices=("claude", "codex", "cursor", "copilot", "serena", "aicoder"),
+    )
+    context.add_argument(
+        "--budget",
+        type=_positive_tokens,
+        default=20_000,
+        metavar="TOKENS",
+        help="the token budget the total is measured against (default 20,000: a tenth of "
+        "a 200,000-token context window)",
+    )
 
     changes = command(
         "changes",

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from memory_ls.cli.common import _relative
+from memory_ls.core.operations.report import index_note
 from memory_ls.core.storage.folders import StoreConfig
 
 
@@ -17,6 +18,14 @@ def _human(command: str, result: dict[str, Any], config: StoreConfig) -> str:
     def rel(path: str) -> str:
         return _relative(path, root)
 
+    text = _result_text(command, result, rel)
+    # What the write did to the agent's index (Claude Code's MEMORY.md), as agents are told.
+    note = index_note(result) if command in ("save", "delete", "move") else ""
+    return f"{text}\n{note}" if note else text
+
+
+def _result_text(command: str, result: dict[str, Any], rel: Any) -> str:
+    """The short human-readable form of a result, without the index's note."""
     if command == "save":
         state = "created" if result["created"] else "updated"
         return (

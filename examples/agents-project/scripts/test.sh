@@ -1,0 +1,3 @@
+#!/bin/sh
+# The project's tests.
+python3 -m pytest -q
