@@ -5,6 +5,7 @@ import { registerMcpServers, registerTerminalCommand } from "./agents";
 import { registerChangesView } from "./changesView";
 import { registerCommands } from "./commands";
 import { registerConfiguration } from "./configuration";
+import { AgentContextView } from "./contextView";
 import { registerGraph } from "./graph";
 import { registerLinks } from "./links";
 import { MemoryServers } from "./servers";
@@ -26,6 +27,7 @@ export function activate(context: vscode.ExtensionContext): ReturnType<typeof re
   registerConfiguration(context, servers);
   registerChangesView(context, servers);
   registerGraph(context, servers);
+  context.subscriptions.push(new AgentContextView(servers, context.workspaceState));
   const running = servers;
   registerMcpServers(context, running);
   registerTerminalCommand(context, () => running.all[0]?.server.output);

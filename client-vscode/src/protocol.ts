@@ -198,6 +198,74 @@ export interface LinksResult {
   linksTo: LinkTarget[];
 }
 
+/** `memory.context`: what an agent loads working on a file (no uri: before any file). */
+export type ContextAgent = "claude" | "codex" | "cursor" | "copilot" | "serena" | "aicoder";
+export interface ContextArgs {
+  uri?: string;
+  agent?: ContextAgent;
+  budget?: number;
+}
+/** Where an agent stops reading a file (`line` 1-based: the first not loaded whole). */
+export interface ContextCut {
+  by: "lines" | "bytes" | "budget";
+  line: number;
+  column: number;
+  loadedLines: number;
+  totalLines: number;
+  loadedBytes: number;
+  totalBytes: number;
+  text: string;
+}
+/** How much of its own limit a file loaded whole uses. */
+export interface ContextHeadroom {
+  lines: number;
+  maxLines: number | null;
+  bytes: number;
+  maxBytes: number;
+  text: string;
+}
+/** A file the agent loads (or may choose to load), with its estimated tokens. */
+export interface ContextFile {
+  path: string;
+  /** Relative to the root, `~/…`, or absolute. */
+  shown: string;
+  kind: string;
+  why: string;
+  tokens: number;
+  loadedBytes: number;
+  totalBytes: number;
+  /** Import hops from the file that started the chain. */
+  depth: number;
+  importedBy: string | null;
+  cut: ContextCut | null;
+  headroom: ContextHeadroom | null;
+  /** Serena: the memory names listed (`path` is then their folder). */
+  names?: string[];
+}
+/** A file the agent would look at but does not load, and why. */
+export interface ContextSkipped {
+  path: string;
+  shown: string;
+  reason: string;
+  detail: string;
+  importedBy: string | null;
+}
+export interface ContextResult {
+  agent: ContextAgent;
+  agentName: string;
+  root: string;
+  /** Relative to the root; null: a session before any file is touched. */
+  file: string | null;
+  budget: number;
+  total: number;
+  overBudget: boolean;
+  tokensPerCharacter: number;
+  loaded: ContextFile[];
+  optional: ContextFile[];
+  skipped: ContextSkipped[];
+  notes: string[];
+}
+
 /** A setting in effect: its value and where it came from ("default", the project file,
  * "initializationOptions", "workspace configuration (memoryLs)", the flags). */
 export interface ResolvedSetting {
@@ -247,6 +315,7 @@ export interface Commands {
   "memory.about": [AboutArgs, AboutResult];
   "memory.changes": [ChangesArgs, ChangesResult];
   "memory.links": [LinksArgs, LinksResult];
+  "memory.context": [ContextArgs, ContextResult];
   "memory.configuration": [Record<string, never>, ConfigurationResult];
   "memory.writeProjectFile": [WriteProjectFileArgs, WriteProjectFileResult];
 }
