@@ -87,6 +87,28 @@ def workspace_edit(
     return types.WorkspaceEdit(document_changes=changes)
 
 
+def merge_edits(first: Sequence[FileEdit], second: Sequence[FileEdit]) -> list[FileEdit]:
+    """Both lists' edits, one per file: where both change a file, the first's text and
+    version, with the second's replacements that overlap none of the first's."""
+    merged = list(first)
+    where = {edit.uri: number for number, edit in enumerate(merged)}
+    for edit in second:
+        number = where.get(edit.uri)
+        if number is None:
+            where[edit.uri] = len(merged)
+            merged.append(edit)
+            continue
+        kept = merged[number]
+        extra = [r for r in edit.replacements if not any(_overlap(r, o) for o in kept.replacements)]
+        replacements = sorted([*kept.replacements, *extra], key=lambda r: (r.line, r.start))
+        merged[number] = FileEdit(kept.uri, kept.version, kept.lines, replacements)
+    return merged
+
+
+def _overlap(one: Replacement, other: Replacement) -> bool:
+    return one.line == other.line and one.start < other.end and other.start < one.end
+
+
 def plan_edit(
     ls: MemoryServer,
     plans: Sequence[MovePlan],
@@ -95,6 +117,15 @@ def plan_edit(
 ) -> types.WorkspaceEdit:
     """The edit that carries out moves: every reference rewritten, then (optionally) the files
     renamed. Blocking (reads the store): run it in a store thread."""
+    files = plan_files(ls, plans, open_texts)
+    renames = [(plan.source.path, plan.target) for plan in plans] if move_files else []
+    return workspace_edit(ls, files, renames)
+
+
+def plan_files(
+    ls: MemoryServer, plans: Sequence[MovePlan], open_texts: Mapping[str, OpenText]
+) -> list[FileEdit]:
+    """The reference rewrites that moves call for, by file (blocking: reads the store)."""
 
     def matches(ref: Reference) -> bool:
         return any(plan.points_here(ref) for plan in plans)
@@ -119,5 +150,4 @@ def plan_edit(
         replacements = reference_replacements(found.text, found.refs, new_text)
         if replacements:
             files.append(FileEdit(found.uri, found.version, found.lines, replacements))
-    renames = [(plan.source.path, plan.target) for plan in plans] if move_files else []
-    return workspace_edit(ls, files, renames)
+    return files

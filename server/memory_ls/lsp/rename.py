@@ -1,7 +1,8 @@
 """Rename a memory (SPEC 3.4) from a reference or inside its file: one workspace edit that
 rewrites every reference (all three forms) and renames the file to where the new name
 routes. When the editor renames a memory file itself (`workspace/willRenameFiles`), the
-edit rewrites the references and the editor moves the file."""
+edit rewrites the references and the editor moves the file; the same edit rewrites
+Claude Code's imports and MEMORY.md's links to renamed files (agent_rename.py)."""
 
 from __future__ import annotations
 
@@ -20,8 +21,16 @@ from memory_ls.core.operations.navigation import moved_files, plan_for_path, pla
 from memory_ls.core.rules.errors import InvalidName, MemoryStoreError, NotFound, ReadOnly
 from memory_ls.core.rules.names import name_problem
 from memory_ls.core.storage.memory import MemoryFile
+from memory_ls.lsp import agent_rename, agents
 from memory_ls.lsp.commands import REQUEST_FAILED, refusal
-from memory_ls.lsp.edits import can_rename_files, plan_edit
+from memory_ls.lsp.edits import (
+    FileEdit,
+    can_rename_files,
+    merge_edits,
+    plan_edit,
+    plan_files,
+    workspace_edit,
+)
 from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.targets import (
     Cursor,
@@ -34,6 +43,8 @@ from memory_ls.lsp.targets import (
 
 WILL_RENAME = types.WORKSPACE_WILL_RENAME_FILES
 _GLOB_SPECIAL = re.compile(r"([*?\[\]{}])")
+# What renames of agents' files to ask about: files, folders, folders with all in them.
+AgentPaths = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +53,7 @@ def register(server: MemoryServer) -> None:
     """Register rename, prepareRename and willRenameFiles."""
     filters = RenameFilters(server)
     server.folder_listeners.append(filters.rearm)
+    agents.of(server).listeners.append(lambda _known: filters.rearm())
 
     @server.feature(types.TEXT_DOCUMENT_PREPARE_RENAME)
     async def prepare_rename(
@@ -82,7 +94,8 @@ def register(server: MemoryServer) -> None:
             (os.path.normpath(old), os.path.normpath(new)) for old, new in pairs if old and new
         ]
         await wait_for_names(ls)
-        return await ls.in_store_thread(follow_renames, ls, paths, open_markdown(ls))
+        agent_edits = await agent_rename.rename_file_edits(ls, paths)
+        return await ls.in_store_thread(follow_renames, ls, paths, open_markdown(ls), agent_edits)
 
 
 def qualified(memory: MemoryFile) -> str:
@@ -142,9 +155,13 @@ def rename_edit(
 
 
 def follow_renames(
-    ls: MemoryServer, renamed: Sequence[tuple[str, str]], open_texts: Mapping[str, OpenText]
+    ls: MemoryServer,
+    renamed: Sequence[tuple[str, str]],
+    open_texts: Mapping[str, OpenText],
+    agent_edits: Sequence[FileEdit] = (),
 ) -> types.WorkspaceEdit | None:
-    """The reference rewrites for files and folders the editor is renaming (blocking)."""
+    """The reference rewrites for files and folders the editor is renaming (blocking), with
+    the imports' and index links' (`agent_edits`, merged in where a file has both)."""
     memories = ls.index.files() if ls.index.scanned else ls.store.scan()
     plans = []
     for old, new in renamed:
@@ -152,46 +169,66 @@ def follow_renames(
             plan = plan_for_path(ls.store, memory, new_path) if memory.valid else None
             if plan is not None:
                 plans.append(plan)
-    return plan_edit(ls, plans, open_texts, move_files=False) if plans else None
+    if not agent_edits:
+        return plan_edit(ls, plans, open_texts, move_files=False) if plans else None
+    memory_edits = plan_files(ls, plans, open_texts) if plans else []
+    return workspace_edit(ls, merge_edits(memory_edits, agent_edits))
 
 
-def rename_filters(folders: Sequence[str]) -> list[types.FileOperationFilter]:
-    """Markdown files and subfolders of each memory folder, as absolute globs."""
+def _glob(path: str) -> str:
+    return _GLOB_SPECIAL.sub(r"[\1]", path.replace(os.sep, "/").rstrip("/"))
+
+
+def _filter(glob: str, kind: types.FileOperationPatternKind) -> types.FileOperationFilter:
+    return types.FileOperationFilter(
+        scheme="file", pattern=types.FileOperationPattern(glob=glob, matches=kind)
+    )
+
+
+def rename_filters(
+    folders: Sequence[str], agent_paths: AgentPaths = ((), (), ())
+) -> list[types.FileOperationFilter]:
+    """Markdown files and subfolders of each memory folder, as absolute globs; and the
+    agents' files that imports and MEMORY.md's links name (`agent_rename.watched_paths`:
+    files, the folders above them, the auto memory folders with everything in them)."""
+    file, folder = types.FileOperationPatternKind.File, types.FileOperationPatternKind.Folder
     filters = []
-    for folder in folders:
-        base = _GLOB_SPECIAL.sub(r"[\1]", folder.replace(os.sep, "/").rstrip("/"))
-        for glob, kind in (
-            (f"{base}/**/*.md", types.FileOperationPatternKind.File),
-            (f"{base}/**", types.FileOperationPatternKind.Folder),
-        ):
-            filters.append(
-                types.FileOperationFilter(
-                    scheme="file", pattern=types.FileOperationPattern(glob=glob, matches=kind)
-                )
-            )
+    for memory_folder in folders:
+        base = _glob(memory_folder)
+        filters.append(_filter(f"{base}/**/*.md", file))
+        filters.append(_filter(f"{base}/**", folder))
+    files, parents, trees = agent_paths
+    filters.extend(_filter(_glob(path), file) for path in files)
+    filters.extend(_filter(_glob(path), folder) for path in parents)
+    for tree in trees:
+        filters.append(_filter(f"{_glob(tree)}/**", file))
+        filters.append(_filter(f"{_glob(tree)}/**", folder))
     return filters
 
 
 class RenameFilters:
-    """Registers willRenameFiles for the current memory folders (re-registered when they
-    change), where the client takes dynamic registrations."""
+    """Registers willRenameFiles for the current memory folders and the agents' files that
+    imports and index links name (re-registered when they change), where the client takes
+    dynamic registrations."""
 
     def __init__(self, ls: MemoryServer) -> None:
         self.ls = ls
-        self._folders: tuple[str, ...] = ()
+        self._folders: tuple[tuple[str, ...], AgentPaths] = ((), ((), (), ()))
         self._registration: str | None = None
         self._lock = asyncio.Lock()
 
     def rearm(self) -> None:
-        """Follow the configured folders (on the event loop)."""
-        folders = tuple(folder.path for folder in self.ls.config.folders)
+        """Follow the configured folders and the agents' files (on the event loop)."""
+        known = agents.of(self.ls).current
+        watched = agent_rename.watched_paths(known) if known is not None else ((), (), ())
+        folders = (tuple(folder.path for folder in self.ls.config.folders), watched)
         if folders == self._folders or not _dynamic(self.ls):
             return
         self._folders = folders
         task = asyncio.ensure_future(self._register(folders))
         task.add_done_callback(_log_failure)
 
-    async def _register(self, folders: tuple[str, ...]) -> None:
+    async def _register(self, folders: tuple[tuple[str, ...], AgentPaths]) -> None:
         async with self._lock:
             if self._registration is not None:
                 old, self._registration = self._registration, None
@@ -210,7 +247,7 @@ class RenameFilters:
                             id=registration,
                             method=WILL_RENAME,
                             register_options=types.FileOperationRegistrationOptions(
-                                filters=rename_filters(folders)
+                                filters=rename_filters(*folders)
                             ),
                         )
                     ]
