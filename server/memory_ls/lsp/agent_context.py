@@ -1,6 +1,6 @@
 """`memory.context` over `workspace/executeCommand`: what an agent loads working on a
 document, for an editor's view. The answer is `memory-ls context --json`'s
-(core/operations/context.py: the files in load order with their estimated tokens and
+(core/operations/context/: the files in load order with their estimated tokens and
 cuts, the total against the budget), for the file the URI names, relative to the
 store's root; without a URI, a session at the root before any file is touched.
 
