@@ -2,7 +2,9 @@
 
 `memory.graph` answers from the name and link indexes and the workspace diagnostics'
 last reports (core/operations/graph.py); the only files it reads are those changed since the
-indexing read them, when they are few (`MemoryIndex.learn_links`). `memory.preview` is
+indexing read them, when they are few (`MemoryIndex.learn_links`); other agents' files
+are nodes too, from the set last listed (lsp/agents.py) and their texts, read again only
+when they change (core/operations/graph_agents.py). `memory.preview` is
 one memory's first lines, for a hover in the graph (read once per file version).
 Arguments are checked and refusals sent as the store commands' are (lsp/commands.py).
 """
@@ -13,7 +15,9 @@ from collections.abc import Callable
 from typing import Any
 
 from memory_ls.core.operations.graph import DEFAULT_LIMIT, GraphCache, GraphQuery, memory_graph
+from memory_ls.core.operations.graph_agents import AgentGraphCache
 from memory_ls.core.rules.errors import MemoryStoreError, NotFound
+from memory_ls.lsp import agents
 from memory_ls.lsp.commands import INTEGER, STRING, Command, check_arguments, refusal
 from memory_ls.lsp.protocol import RawJson
 from memory_ls.lsp.server import MemoryServer
@@ -40,8 +44,9 @@ _PREVIEW_ARGUMENTS = Command({"name": STRING}, {}, lambda store, args: {})
 def register(server: MemoryServer) -> None:
     """Register `memory.graph` and `memory.preview`."""
     cache = GraphCache()
+    agent_cache = AgentGraphCache()
     server.command(GRAPH)(
-        _answering(GRAPH, _GRAPH_ARGUMENTS, lambda ls, args: _graph(ls, args, cache))
+        _answering(GRAPH, _GRAPH_ARGUMENTS, lambda ls, args: _graph(ls, args, cache, agent_cache))
     )
     server.command(PREVIEW)(_answering(PREVIEW, _PREVIEW_ARGUMENTS, _preview))
 
@@ -53,6 +58,8 @@ def _answering(
         try:
             args = check_arguments(name, command, arguments)
             await wait_for_names(ls)
+            if name == GRAPH:
+                await agents.of(ls).wait()  # the first listing of the agents' files
             return await ls.in_store_thread(answer, ls, args)
         except MemoryStoreError as error:
             raise refusal(error) from error
@@ -61,7 +68,9 @@ def _answering(
     return run
 
 
-def _graph(ls: MemoryServer, args: dict[str, Any], cache: GraphCache) -> RawJson:
+def _graph(
+    ls: MemoryServer, args: dict[str, Any], cache: GraphCache, agent_cache: AgentGraphCache
+) -> RawJson:
     """The graph payload (blocking: a store thread)."""
     index = ls.index
     index.learn_links()
@@ -73,8 +82,10 @@ def _graph(ls: MemoryServer, args: dict[str, Any], cache: GraphCache) -> RawJson
         depth=args.get("depth", 1),
         limit=args.get("limit", DEFAULT_LIMIT),
     )
+    known = agents.of(ls).current
+    part = agent_cache.part(known) if known is not None else None
     # A plain dict would be copied item by item by the serializer (10,000 node rows).
-    return RawJson(memory_graph(index, ls.disk_problems(), query, cache))
+    return RawJson(memory_graph(index, ls.disk_problems(), query, cache, part))
 
 
 def _preview(ls: MemoryServer, args: dict[str, Any]) -> dict[str, Any]:

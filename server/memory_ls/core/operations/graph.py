@@ -7,6 +7,13 @@ link keys, the shadowing, the folders) and the on-disk problem codes the caller 
 has (flagged MISSING): broken links are edges to those. Supersede relations and Serena's
 bare `mem:` mentions are no edges (only `[[x]]`, `[[x|label]]` and `` `mem:x` ``).
 
+Other agents' files (core/operations/graph_agents.py, given as an `AgentPart`) are nodes
+too, flagged AGENT, each in a "folder" of its agent's own, after the memory folders
+(`kind` "agent"): CLAUDE.md and the files it imports, AGENTS.md, rules, MEMORY.md and its
+topic files...; their edges are imports, index links and their `[[references]]`. A file
+that is a memory (Claude Code's topic files in a "claude" store) stays one node, the
+memory's.
+
 Large stores stay responsive by sending at most `limit` nodes: the most linked first
 (`truncated` and `total` say what was left out), and by the neighbourhood mode (a
 centre memory and the memories within `depth` links of it, either direction).
@@ -23,10 +30,11 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memory_ls.core.operations.graph_agents import AgentPart
 from memory_ls.core.rules.errors import InvalidArguments, NotFound
 from memory_ls.core.rules.supersede import SUPERSEDED_BY_KEY, SUPERSEDES_KEY
 from memory_ls.core.services.backlinks import SERENA_MARK
-from memory_ls.core.services.index import LinkRow, MemoryIndex
+from memory_ls.core.services.index import MemoryIndex
 from memory_ls.core.storage.folders import Folder
 from memory_ls.core.storage.memory import MemoryFile
 from memory_ls.core.store import Store
@@ -42,6 +50,7 @@ STALE = 8  # mentions a repository path that is gone (a `stale-path` problem)
 MISSING = 16  # no memory has this name: broken links point here
 INVALID_NAME = 32  # a name memory-ls would not create; links cannot reach it
 UNREAD = 64  # its links are not known yet (changed since the indexing read it)
+AGENT = 128  # another agent's file (CLAUDE.md, AGENTS.md, MEMORY.md...) or one it imports
 FLAG_NAMES = {
     "readOnly": READ_ONLY,
     "shadowed": SHADOWED,
@@ -50,7 +59,10 @@ FLAG_NAMES = {
     "missing": MISSING,
     "invalidName": INVALID_NAME,
     "unread": UNREAD,
+    "agent": AGENT,
 }
+# The `kind` of an agent's "folder" in the payload.
+AGENT_FOLDER = "agent"
 DEFAULT_LIMIT = 2000
 MAX_DEPTH = 10
 # Link keys that are not references: Serena's mentions and supersede relations.
@@ -61,10 +73,10 @@ _NOT_REFERENCES = (SERENA_MARK, SUPERSEDES_KEY, SUPERSEDED_BY_KEY)
 class GraphQuery:
     """Which part of the graph to send."""
 
-    folder: str | None = None  # a folder's path or its label (directory name)
+    folder: str | None = None  # a folder's path or its label (directory name; an agent's layout)
     tag: str | None = None
     name: str | None = None  # a substring of the name, any case
-    center: str | None = None  # a memory's name (`global/x` for a global one)
+    center: str | None = None  # a memory's name (`global/x` for a global one) or an agent node's
     depth: int = 1
     limit: int = DEFAULT_LIMIT
 
@@ -86,11 +98,14 @@ class _Whole:
 
     key: tuple[object, ...]
     folders: list[Folder]
+    # The agents' "folders" after the memory folders (payload objects), one per layout.
+    agent_folders: list[dict[str, Any]]
     nodes: list[_Node]
     # Each link's source and target node, side by side (arrays: 8 bytes a link, not 64).
     sources: array[int]
     targets: array[int]
     position_of: dict[str, int]  # path -> node
+    agent_names: dict[str, int]  # an agent node's name -> node
     pending: int
     # Missing name's node -> the nodes that link to it.
     missing: dict[int, list[int]]
@@ -113,14 +128,20 @@ class GraphCache:
         self._whole: _Whole | None = None
         self._lock = threading.Lock()
 
-    def whole(self, index: MemoryIndex) -> _Whole:
-        """The whole graph for the index as it is now."""
-        key = (id(index), index.config, index.generation, index.facts_generation)
+    def whole(self, index: MemoryIndex, agents: AgentPart | None = None) -> _Whole:
+        """The whole graph for the index as it is now (and the agents' part given)."""
+        key = (
+            id(index),
+            index.config,
+            index.generation,
+            index.facts_generation,
+            agents.serial if agents is not None else None,
+        )
         with self._lock:
             known = self._whole
             if known is not None and known.key == key:
                 return known
-        whole = _build(index, key)
+        whole = _build(index, key, agents)
         with self._lock:
             self._whole = whole
         return whole
@@ -131,16 +152,18 @@ def memory_graph(
     problems: Mapping[str, Sequence[str]],
     query: GraphQuery = GraphQuery(),
     cache: GraphCache | None = None,
+    agents: AgentPart | None = None,
 ) -> dict[str, Any]:
-    """The graph payload (docs/guides/language-server.md, "memory.graph") for an index;
-    `problems` maps a file's path to the codes of its on-disk diagnostics."""
+    """The graph payload (docs/guides/language-server.md, "memory.graph") for an index
+    (and the agents' files, when given); `problems` maps a file's path to the codes of its
+    on-disk diagnostics."""
     if query.limit < 1:
         raise InvalidArguments("memory.graph: limit must be at least 1.")
     if not 0 <= query.depth <= MAX_DEPTH:
         raise InvalidArguments(f"memory.graph: depth must be from 0 to {MAX_DEPTH}.")
-    whole = (cache or GraphCache()).whole(index)
+    whole = (cache or GraphCache()).whole(index, agents)
     folders, nodes = whole.folders, whole.nodes
-    center = _center_position(index, whole.position_of, query)
+    center = _center_position(index, whole, query)
     chosen = _choose(whole, center, query)
     total_nodes = len(chosen)
     shown = _most_linked(whole, chosen, query.limit, center)
@@ -169,7 +192,8 @@ def memory_graph(
                 "readOnly": folder.read_only,
             }
             for folder in folders
-        ],
+        ]
+        + whole.agent_folders,
         "tags": tag_names,
         "nodes": [_row(nodes[position], tag_at, problems) for position in shown],
         "edges": [end for edge in shown_edges for end in edge],
@@ -181,8 +205,9 @@ def memory_graph(
     }
 
 
-def _build(index: MemoryIndex, key: tuple[object, ...]) -> _Whole:
-    """Every file as a node, every resolved link as an edge, broken ones to missing names."""
+def _build(index: MemoryIndex, key: tuple[object, ...], agents: AgentPart | None) -> _Whole:
+    """Every file as a node, every resolved link as an edge, broken ones to missing names;
+    the agents' files after the memories."""
     folders = list(index.config.folders)
     folder_at = {folder.path: position for position, folder in enumerate(folders)}
     table = sorted(
@@ -194,7 +219,20 @@ def _build(index: MemoryIndex, key: tuple[object, ...]) -> _Whole:
     for memory, tags, keys in table:
         position_of[memory.path] = len(nodes)
         nodes.append(_node(memory, tags, keys, shadowed, folder_at))
-    edges = _edges(index, table, position_of, nodes)
+    named: list[tuple[int, Sequence[str] | None]] = [
+        (position_of[memory.path], keys) for memory, _tags, keys in table
+    ]
+    agent_folders: list[dict[str, Any]] = []
+    agent_names: dict[str, int] = {}
+    file_edges: list[tuple[int, int]] = []
+    if agents is not None:
+        agent_folders = _add_agents(agents, len(folders), nodes, position_of, agent_names, named)
+        file_edges = [
+            (position_of[source], position_of[target])
+            for source, target in agents.file_edges
+            if source in position_of and target in position_of
+        ]
+    edges = _edges(index, named, nodes, file_edges)
     for source, target in edges:
         nodes[source].links_out += 1
         nodes[target].links_in += 1
@@ -208,7 +246,56 @@ def _build(index: MemoryIndex, key: tuple[object, ...]) -> _Whole:
             missing.setdefault(target, []).append(source)
     sources = array("i", (source for source, _ in edges))
     targets = array("i", (target for _, target in edges))
-    return _Whole(key, folders, nodes, sources, targets, position_of, pending, missing)
+    return _Whole(
+        key,
+        folders,
+        agent_folders,
+        nodes,
+        sources,
+        targets,
+        position_of,
+        agent_names,
+        pending,
+        missing,
+    )
+
+
+def _add_agents(
+    agents: AgentPart,
+    first_folder: int,
+    nodes: list[_Node],
+    position_of: dict[str, int],
+    agent_names: dict[str, int],
+    named: list[tuple[int, Sequence[str] | None]],
+) -> list[dict[str, Any]]:
+    """The agents' files as nodes (a file that is a memory keeps its memory's node, and
+    its links as the link index has them), their references among `named`; the agents'
+    "folders" of the payload."""
+    folder_of = {layout: first_folder + at for at, layout in enumerate(agents.layouts)}
+    for node in agents.nodes:
+        if node.path in position_of:
+            continue
+        position = position_of[node.path] = len(nodes)
+        agent_names[node.name] = position
+        nodes.append(_Node(node.name, folder_of[node.layout], AGENT, node.path, ()))
+    memories = len(nodes) - len(agent_names)
+    named.extend(
+        (position_of[path], names)
+        for path, names in agents.name_edges
+        if position_of.get(path, -1) >= memories
+    )
+    return [
+        {
+            "path": agents.root,
+            "label": layout,
+            "scope": AGENT_FOLDER,
+            "kind": AGENT_FOLDER,
+            "readOnly": False,
+            "agent": agents.agent(layout),
+            "home": agents.home,
+        }
+        for layout in agents.layouts
+    ]
 
 
 def _node(
@@ -232,43 +319,57 @@ def _node(
 
 def _edges(
     index: MemoryIndex,
-    table: Sequence[LinkRow],
-    position_of: dict[str, int],
+    named: Sequence[tuple[int, Sequence[str] | None]],
     nodes: list[_Node],
+    file_edges: Sequence[tuple[int, int]] = (),
 ) -> list[tuple[int, int]]:
-    """Each file's distinct resolved links (self-links left out); a target no memory has
-    becomes a MISSING node (appended to `nodes`)."""
+    """Each node's distinct links (self-links left out): the names it links to resolved,
+    a target no memory has a MISSING node (appended to `nodes`), and `file_edges` (an
+    agent's file to a file it imports or indexes)."""
+    memory_nodes = dict(_memory_paths(nodes))
     targets: dict[str, None] = {}
-    for _memory, _tags, keys in table:
+    for _source, keys in named:
         for key in keys or ():
             if key and not key.startswith(_NOT_REFERENCES):
                 targets[key] = None
     names = list(targets)
     resolved: dict[str, int] = {}
     for name, found in zip(names, index.winners(names), strict=True):
-        if found is not None and found[0].path in position_of:
-            resolved[name] = position_of[found[0].path]
+        if found is not None and found[0].path in memory_nodes:
+            resolved[name] = memory_nodes[found[0].path]
         else:
             resolved[name] = len(nodes)
             nodes.append(_Node(name, -1, MISSING, None, ()))
     edges: list[tuple[int, int]] = []
-    for memory, _tags, keys in table:
-        source = position_of[memory.path]
-        seen: set[int] = set()
+    seen: dict[int, set[int]] = {}
+    for source, target in file_edges:
+        if target != source and target not in seen.setdefault(source, set()):
+            seen[source].add(target)
+            edges.append((source, target))
+    for source, keys in named:
+        linked = seen.setdefault(source, set())
         for key in keys or ():
-            target = resolved.get(key)
-            if target is not None and target != source and target not in seen:
-                seen.add(target)
-                edges.append((source, target))
+            named_target = resolved.get(key)
+            if named_target is not None and named_target != source and named_target not in linked:
+                linked.add(named_target)
+                edges.append((source, named_target))
     return edges
 
 
-def _center_position(
-    index: MemoryIndex, position_of: Mapping[str, int], query: GraphQuery
-) -> int | None:
+def _memory_paths(nodes: Sequence[_Node]) -> Iterator[tuple[str, int]]:
+    """The memories' files (no agent's file, no missing name) and their nodes."""
+    for position, node in enumerate(nodes):
+        if node.path is not None and not node.flags & AGENT:
+            yield node.path, position
+
+
+def _center_position(index: MemoryIndex, whole: _Whole, query: GraphQuery) -> int | None:
     if query.center is None:
         return None
+    position_of = whole.position_of
     entry = index.lookup(query.center)
+    if entry is None and query.center in whole.agent_names:
+        return whole.agent_names[query.center]
     if entry is None or entry.memory.path not in position_of:
         close = index.complete_names(query.center, limit=5)[0]
         raise NotFound(f"No memory named {query.center} to centre the graph on.", close)
@@ -285,8 +386,7 @@ def _choose(whole: _Whole, center: int | None, query: GraphQuery) -> list[int]:
         candidates: Iterable[int] = sorted(_within(center, whole.around, query.depth))
     else:
         candidates = range(len(nodes))
-    folders = whole.folders
-    folder = _folder_position(query.folder, folders)
+    folder = _folder_position(query.folder, whole.folders, whole.agent_folders)
     needle = query.name.casefold() if query.name else None
     selected: list[int] = []
     for position in candidates:
@@ -312,13 +412,18 @@ def _choose(whole: _Whole, center: int | None, query: GraphQuery) -> list[int]:
     return selected + sorted(missing)
 
 
-def _folder_position(wanted: str | None, folders: Sequence[Folder]) -> int | None:
+def _folder_position(
+    wanted: str | None, folders: Sequence[Folder], agent_folders: Sequence[Mapping[str, Any]]
+) -> int | None:
     if wanted is None:
         return None
     for position, folder in enumerate(folders):
         if wanted in (folder.path, folder.label):
             return position
-    labels = ", ".join(folder.label for folder in folders)
+    for position, agent in enumerate(agent_folders, start=len(folders)):
+        if wanted == agent["label"]:
+            return position
+    labels = ", ".join([folder.label for folder in folders] + [a["label"] for a in agent_folders])
     raise InvalidArguments(f"memory.graph: no folder {wanted} (folders: {labels}).")
 
 
@@ -380,10 +485,14 @@ def _row(
     ]
 
 
-def store_graph(store: Store, query: GraphQuery = GraphQuery()) -> dict[str, Any]:
-    """The graph of a store with nothing indexed yet (the CLI): every file read once, and
-    the problems `memory-ls check` reports."""
+def store_graph(
+    store: Store, query: GraphQuery = GraphQuery(), environ: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """The graph of a store with nothing indexed yet (the CLI): every file read once, the
+    agents' files listed and read, and the problems `memory-ls check` reports."""
+    from memory_ls.core.operations.agent_files import load_agent_files
     from memory_ls.core.operations.check import check_store
+    from memory_ls.core.operations.graph_agents import AgentGraphCache
 
     index = MemoryIndex(store.config)
     index.scan()
@@ -391,14 +500,17 @@ def store_graph(store: Store, query: GraphQuery = GraphQuery()) -> dict[str, Any
     problems: dict[str, list[str]] = {}
     for diagnostic in check_store(store):
         problems.setdefault(diagnostic.path, []).append(diagnostic.code)
-    return memory_graph(index, problems, query)
+    known = load_agent_files(store.config.root, environ)
+    agents = AgentGraphCache().part(known)
+    return memory_graph(index, problems, query, agents=agents)
 
 
 def graph_summary(payload: Mapping[str, Any]) -> str:
     """A graph payload in words: counts of memories, links, broken links and the flags."""
     flags = [row[4] for row in payload["nodes"]]
-    memories = sum(1 for flag in flags if not flag & MISSING)
-    missing = len(flags) - memories
+    agents = sum(1 for flag in flags if flag & AGENT)
+    memories = sum(1 for flag in flags if not flag & (MISSING | AGENT))
+    missing = len(flags) - memories - agents
     edges = len(payload["edges"]) // 2
     counted = [
         f"{sum(1 for flag in flags if flag & bit)} {word}"
@@ -410,6 +522,8 @@ def graph_summary(payload: Mapping[str, Any]) -> str:
         )
     ]
     line = f"{memories} memories, {edges} links ({missing} missing names), " + ", ".join(counted)
+    if agents:
+        line += f"; {agents} agents' files"
     total = payload["total"]
     if payload["truncated"]:
         line += f"; the {len(flags)} most linked of {total['nodes']} nodes shown (--limit)"

@@ -1,0 +1,162 @@
+"""Other agents' files in `memory.graph` and `memory.links`: a real git repository with
+CLAUDE.md importing a file and AGENTS.md linking a memory, a temporary HOME with Claude
+Code's auto memory, the real server, and `memory-ls graph --json` as a process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from e2e_support import SERVER_ENV, Session, Workspace, session, write_file
+
+from memory_ls.core.layouts.claude import project_slug
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+CLAUDE_MD = "# Project\n\nSee @docs/setup.md.\nRead [[project_overview]] and [[nowhere]].\n"
+SETUP = "# Setup\n\nAlso [[deploy_notes]].\n"
+AGENTS_MD = "# Agents\n\nSee [[auth/login_flow]].\n"
+INDEX = "# Memory\n\n- [Build](build.md) — how to build\n"
+
+
+class Repo:
+    """A git repository (the workspace) and a HOME with Claude Code's auto memory."""
+
+    def __init__(self, base: Path) -> None:
+        self.workspace = Workspace(base)
+        self.root = self.workspace.root
+        self.home = base / "home"
+        self.memory = self.home / ".claude" / "projects" / project_slug(str(self.root)) / "memory"
+        self.auto = "~/" + self.memory.relative_to(self.home).as_posix()
+
+    def env(self) -> dict[str, str]:
+        return {
+            "HOME": str(self.home),
+            "CLAUDE_CONFIG_DIR": "",
+            "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "",
+        }
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Repo:
+    repo = Repo(tmp_path_factory.mktemp("graph-agents"))
+    ws = repo.workspace
+    ws.write("CLAUDE.md", CLAUDE_MD)
+    ws.write("docs/setup.md", SETUP)
+    ws.write("AGENTS.md", AGENTS_MD)
+    ws.write(".serena/memories/project_overview.md", "# Overview\n\nSee [[auth/login_flow]].\n")
+    ws.write(".serena/memories/auth/login_flow.md", "# Login\n")
+    ws.write(".serena/memories/deploy_notes.md", "# Deploy\n")
+    subprocess.run(
+        ["git", "-C", str(repo.root), "init", "-q", "-b", "main"], check=True, timeout=60
+    )
+    write_file(repo.memory / "MEMORY.md", INDEX)
+    write_file(repo.memory / "build.md", "# Build\n\nSee `mem:deploy_notes`.\n")
+    return repo
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def server(repo: Repo) -> AsyncIterator[Session]:
+    async with session(repo.workspace, init_options={}, env=repo.env()) as started:
+        yield started
+
+
+def names_and_edges(graph: dict[str, Any]) -> tuple[list[str], set[tuple[str, str]]]:
+    names = [row[0] for row in graph["nodes"]]
+    flat = graph["edges"]
+    return names, {(names[flat[i]], names[flat[i + 1]]) for i in range(0, len(flat), 2)}
+
+
+def cli_graph(repo: Repo, *args: str) -> dict[str, Any]:
+    """What `python -m memory_ls.cli graph --json` says, run in the repository."""
+    done = subprocess.run(
+        [sys.executable, "-m", "memory_ls.cli", "graph", "--json", *args],
+        cwd=repo.root,
+        env={**SERVER_ENV, **repo.env()},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def expected_edges(repo: Repo) -> set[tuple[str, str]]:
+    return {
+        ("project_overview", "auth/login_flow"),
+        ("CLAUDE.md", "docs/setup.md"),
+        ("CLAUDE.md", "project_overview"),
+        ("CLAUDE.md", "nowhere"),
+        ("docs/setup.md", "deploy_notes"),
+        ("AGENTS.md", "auth/login_flow"),
+        (f"{repo.auto}/MEMORY.md", f"{repo.auto}/build.md"),
+        (f"{repo.auto}/build.md", "deploy_notes"),
+    }
+
+
+async def test_graph_has_the_agents_files_as_the_cli_says(server: Session, repo: Repo) -> None:
+    async def listed() -> bool:
+        graph = await server.command("memory.graph", {})
+        return "AGENTS.md" in names_and_edges(graph)[0]
+
+    await server.eventually(listed, "the agents' files in the graph")
+    graph = await server.command("memory.graph", {})
+    edges = names_and_edges(graph)[1]
+    assert edges == expected_edges(repo)
+    agent = graph["flags"]["agent"]
+    rows = {row[0]: row for row in graph["nodes"]}
+    assert {name for name, row in rows.items() if row[4] & agent} == {
+        "CLAUDE.md",
+        "docs/setup.md",
+        "AGENTS.md",
+        f"{repo.auto}/MEMORY.md",
+        f"{repo.auto}/build.md",
+    }
+    folders = graph["folders"]
+    assert folders[0]["kind"] == "primary"
+    assert [f["label"] for f in folders if f["kind"] == "agent"] == ["claude", "codex"]
+    assert folders[rows["CLAUDE.md"][1]]["label"] == "claude"
+    assert rows["nowhere"][1] == -1 and rows["nowhere"][4] == graph["flags"]["missing"]
+    assert graph["format"] == 1
+
+    cli = cli_graph(repo)
+    assert names_and_edges(cli)[1] == edges
+    assert sorted(cli["folders"], key=str) == sorted(folders, key=str)
+    assert cli["total"] == graph["total"]
+
+
+async def test_centre_on_an_agent_file_and_limit(server: Session, repo: Repo) -> None:
+    near = await server.command("memory.graph", {"center": "CLAUDE.md", "depth": 1})
+    assert sorted(names_and_edges(near)[0]) == [
+        "CLAUDE.md",
+        "docs/setup.md",
+        "nowhere",
+        "project_overview",
+    ]
+    top = await server.command("memory.graph", {"limit": 2})
+    assert len(top["nodes"]) == 2 and top["truncated"] is True
+    assert "CLAUDE.md" in names_and_edges(top)[0]  # 3 links out: the most linked
+    only = await server.command("memory.graph", {"folder": "codex"})
+    assert names_and_edges(only)[0] == ["AGENTS.md"]
+    near_cli = cli_graph(repo, "--center", "CLAUDE.md", "--depth", "1")
+    assert sorted(names_and_edges(near_cli)[0]) == sorted(names_and_edges(near)[0])
+
+
+async def test_an_agent_file_changed_on_disk_changes_the_graph(server: Session, repo: Repo) -> None:
+    repo.workspace.write("AGENTS.md", "# Agents\n\nSee [[deploy_notes]] instead.\n")
+
+    async def changed() -> bool:
+        graph = await server.command("memory.graph", {})
+        return ("AGENTS.md", "deploy_notes") in names_and_edges(graph)[1]
+
+    await server.eventually(changed, "AGENTS.md's new link in the graph")
+    graph = await server.command("memory.graph", {})
+    assert ("AGENTS.md", "auth/login_flow") not in names_and_edges(graph)[1]
+    repo.workspace.write("AGENTS.md", AGENTS_MD)
