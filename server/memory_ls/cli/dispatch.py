@@ -123,6 +123,17 @@ def _serve(args: argparse.Namespace, layer: Layer) -> int:
     return EXIT_OK
 
 
+def _agent_files(store: Store, query: str, mode: str) -> dict[str, Any]:
+    """The agents' files of the repository that match (`agentFiles`, `moreAgentFiles`),
+    listed once: a command runs once per process."""
+    from memory_ls.core.operations.agent_files import load_agent_files
+    from memory_ls.core.operations.agent_search import agent_matches
+    from memory_ls.core.services.relevance import parse_query
+
+    known = load_agent_files(store.config.root)
+    return agent_matches(store.config, parse_query(query, mode), known).fields()
+
+
 def _dispatch(
     args: argparse.Namespace, store: Store, stdin: TextIO, stdout: TextIO, stderr: TextIO
 ) -> int:
@@ -179,13 +190,10 @@ def _dispatch(
             args.name, args.new_name, args.scope, expected_version=args.expected_version
         )
     elif command == "search":
-        result = store.search(
-            args.query,
-            args.tags,
-            args.scope,
-            args.limit,
-            mode="all_words" if args.all_words else "relevance",
-        )
+        mode = "all_words" if args.all_words else "relevance"
+        result = store.search(args.query, args.tags, args.scope, args.limit, mode=mode)
+        if not args.tags and args.scope != "global":
+            result.update(_agent_files(store, args.query, mode))
     elif command == "about":
         from memory_ls.core.operations.mentions import memories_about
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime
 from typing import Any
 
@@ -74,7 +75,7 @@ def _result_text(command: str, result: dict[str, Any], rel: Any) -> str:
         return "\n".join(lines) if lines else "(no memories)"
     if command == "search":
         rows = [f"{r['name']}:{r['line']}: {r['text']}" for r in result["results"]]
-        return "\n".join(rows) if rows else "(no matches)"
+        return "\n".join([*(rows or ["(no matches)"]), *_agent_files_text(result)])
     if command == "about":
         return _about_text(result, rel)
     if command == "tags":
@@ -89,6 +90,28 @@ def _result_text(command: str, result: dict[str, Any], rel: Any) -> str:
         ]
         return "\n".join(lines) if lines else "(nothing to import)"
     return json.dumps(result, ensure_ascii=False, indent=2)
+
+
+def _agent_files_text(result: dict[str, Any]) -> list[str]:
+    """The agents' files a search found, after the memories and apart from them."""
+    found = result.get("agentFiles") or []
+    if not found:
+        return []
+    more = result.get("moreAgentFiles", 0)
+    total = len(found) + more
+    lines = [f"Also in agents' files ({total}; ranked apart from the memories):"]
+    lines += [f"{_home_relative(r['path'])}:{r['line']}: {r['text']}" for r in found]
+    if more:
+        lines.append(f"(and {more} more)")
+    return lines
+
+
+def _home_relative(path: str) -> str:
+    """A path under the home as `~/...` (auto memory's); others as they are."""
+    home = os.path.expanduser("~")
+    if os.path.isabs(path) and path.startswith(home.rstrip(os.sep) + os.sep):
+        return "~/" + os.path.relpath(path, home)
+    return path
 
 
 def _history_text(result: dict[str, Any], rel: Any) -> str:

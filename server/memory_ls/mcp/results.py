@@ -186,6 +186,17 @@ class SearchMemory(TypedDict):
     lines: list[SearchLine]  # its best 1-3 lines
 
 
+class AgentFileMatch(TypedDict):
+    """An agent's file (CLAUDE.md, AGENTS.md, a rule, auto memory...) that answers the
+    search, ranked among those files only, and its best line (1-based)."""
+
+    path: str  # relative to the store's root inside it, else absolute
+    line: int
+    text: str
+    agent: str  # "claude", "codex", "cursor", "copilot" or "cline"
+    kind: str  # "instructions", "rule", "import", "memory-index", "topic", "memory-bank"
+
+
 class SearchResult(TypedDict):
     """The result of search_memories: one row per memory, best first."""
 
@@ -201,6 +212,10 @@ class SearchResult(TypedDict):
     # Nothing matched the query: the query searched instead, its words corrected to the
     # closest words of memory names and tags (`paymnt` -> `payments`).
     closest: NotRequired[str]
+    # The first page of a search of the project without tags: the agents' files that
+    # match (best first, scores not comparable with the memories'), and how many more do.
+    agentFiles: NotRequired[list[AgentFileMatch]]
+    moreAgentFiles: NotRequired[int]
 
 
 class MentionLine(TypedDict):

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from memory_ls.config import Layer, Settings, merge_layers
+from memory_ls.core.operations.agent_search import AgentFilesCache
 from memory_ls.core.operations.live import LiveStore, WatchUnavailable
 from memory_ls.core.rules.errors import MemoryStoreError
 from memory_ls.core.services.journal import Journal, adopt_legacy_journal, journal_path
@@ -55,6 +56,11 @@ class StoreFactory:
         self.journal: Journal | None = None
         # Whom the writes are journaled for: `mcp:<clientInfo.name>` once the client said.
         self.source = "mcp"
+        # The agents' files searches show, kept per store (root and folders): listing them
+        # runs git, so it is done in the background and when a cheap stamp changes
+        # (core/operations/agent_search.py), never on every search.
+        self._agent_files: dict[tuple[str, tuple[str, ...]], AgentFilesCache] = {}
+        self._agent_lock = threading.Lock()
 
     def config(self) -> StoreConfig:
         """Resolve the folders now; report configured folders that do not exist when that changes.
@@ -97,8 +103,24 @@ class StoreFactory:
         )
 
     def start(self) -> None:
-        """Watch the store's folders and load its indexes in the background (at start)."""
-        self._live_for(self.config())
+        """Watch the store's folders and load its indexes in the background (at start),
+        and list the agents' files."""
+        config = self.config()
+        self.agent_files(config).start()
+        self._live_for(config)
+
+    def agent_files(self, config: StoreConfig) -> AgentFilesCache:
+        """The agents' files of this store's repository, kept between calls."""
+        folders = tuple(folder.path for folder in config.folders)
+        key = (config.root, folders)
+        with self._agent_lock:
+            cache = self._agent_files.get(key)
+            if cache is None:
+                # A new root or new folders (the project file changed): the old list is
+                # of no more use.
+                cache = AgentFilesCache(config.root, skip=folders)
+                self._agent_files = {key: cache}
+            return cache
 
     def _live_for(self, config: StoreConfig) -> LiveStore | None:
         """The watched store for this configuration, started when the folders changed;

@@ -114,7 +114,10 @@ accents are ignored, and a word never matches inside another (login does not fin
 `all_words=true` keeps only memories holding every word as written. Filter by tags (all
 must match) and scope ("project", "global", or "all", the default). `limit` caps the
 memories (default 10; the answer is kept to a few thousand tokens); the answer says how
-many more match, and `cursor` (its `next_cursor`) gives the next ones."""
+many more match, and `cursor` (its `next_cursor`) gives the next ones. After the memories,
+the first page names the other agents' files of the repository that match (CLAUDE.md and
+its imports, AGENTS.md, Cursor and Copilot rules, Cline's memory bank, Claude Code's auto
+memory), ranked apart: their best line and where it is."""
 
 
 def serena_listing(memories: Sequence[Mapping[str, Any]]) -> str:

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from mcp.types import CallToolResult
 from pydantic import Field, Strict
 
+from memory_ls.core.operations.agent_search import NO_MATCHES, AgentMatches, agent_matches
 from memory_ls.core.rules.errors import InvalidArguments
 from memory_ls.core.services.relevance import ALL_WORDS, RELEVANCE, parse_query
 from memory_ls.core.store import Store
@@ -83,6 +84,9 @@ def search_memories(ctx: ToolContext) -> Callable[..., Any]:
             }
             if closest is not None:
                 result["closest"] = closest
+            agents = _agent_files(ctx, store, query, mode, tags, scope, offset)
+            result.update(agents.fields())
+            also = agents.text()
             if not rows:
                 if mode == RELEVANCE:
                     text = (
@@ -98,10 +102,10 @@ def search_memories(ctx: ToolContext) -> Callable[..., Any]:
                         f"{some or 0} memor{'y' if some == 1 else 'ies'} match some of them "
                         "(search without all_words to see them ranked)."
                     )
-                return answer(text, result)
+                return answer("\n".join([text, also]) if also else text, result)
             shown: list[dict[str, Any]] = []
             blocks: list[str] = []
-            spent = 0
+            spent = len(also) + len(json.dumps(agents.fields(), ensure_ascii=False))
             for number, row in enumerate(rows, start=offset + 1):
                 block = _block(number, row)
                 cost = len(block) + len(json.dumps(row, ensure_ascii=False))
@@ -131,11 +135,28 @@ def search_memories(ctx: ToolContext) -> Callable[..., Any]:
                 if more
                 else "No more memories match."
             )
-            return answer("\n".join([head + ":", *blocks, tail]), result)
+            return answer("\n".join([head + ":", *blocks, tail, *([also] if also else [])]), result)
 
         return ctx.stores.run(act)
 
     return search_memories
+
+
+def _agent_files(
+    ctx: ToolContext,
+    store: Store,
+    query: str,
+    mode: str,
+    tags: list[str] | None,
+    scope: str | None,
+    offset: int,
+) -> AgentMatches:
+    """The agents' files that answer the query, on a first page searching the project
+    without tags (agents' files have none) and no global scope."""
+    if offset or tags or scope == "global":
+        return NO_MATCHES
+    cache = ctx.stores.agent_files(store.config)
+    return agent_matches(store.config, parse_query(query, mode), cache.known(), cache.texts)
 
 
 def _offset(cursor: str | None) -> int:
