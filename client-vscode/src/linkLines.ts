@@ -13,3 +13,13 @@ export function lineSnippet(text: string, start: number, before = 24): string {
   const shown = text.slice(from).replace(/\s+/g, " ").trim();
   return from > 0 ? `…${shown}` : shown;
 }
+
+/** A backlink's kind as said before its line: an agent's file imports or indexes the file. */
+export function sourceVerb(kind: string | undefined): string {
+  return kind === "import" ? "imports it" : kind === "index" ? "indexes it" : "";
+}
+
+/** Whether an outgoing link names a file (an `@path` import, a MEMORY.md link), not a memory. */
+export function namesFile(form: string): boolean {
+  return form === "import" || form === "index";
+}

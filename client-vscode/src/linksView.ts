@@ -1,10 +1,12 @@
 // The "Memory Links" view in the Explorer: for the memory in the active editor, who links
 // to it ("Linked from", each line that links) and what it links to ("Links to", broken
-// links shown as such), from the server's `memory.links`. Follows the active editor, its
+// links shown as such), from the server's `memory.links`; for another agent's file
+// (CLAUDE.md, MEMORY.md, a topic file, a file a CLAUDE.md imports) also its imports and
+// index links, and the files that import or index it. Follows the active editor, its
 // edits and saves, and changes of the memories on disk.
 import * as vscode from "vscode";
 import { displayPath } from "./format";
-import { lineSnippet } from "./linkLines";
+import { lineSnippet, namesFile, sourceVerb } from "./linkLines";
 import type { LinkLine, LinkSource, LinksResult, LinkTarget, LspRange } from "./protocol";
 import { errorText, ServerCommandError } from "./server";
 import type { MemoryServers, Served } from "./servers";
@@ -14,7 +16,7 @@ export const LINKS_VIEW = "memoryLs.links";
 // Typing: ask again once the document has been still this long.
 const EDIT_DELAY_MS = 400;
 const CHANGE_DELAY_MS = 150;
-const NO_MEMORY = "Open a memory to see what links to it and what it links to.";
+const NO_MEMORY = "Open a memory or an agent's file (CLAUDE.md, MEMORY.md…) to see what links to it and what it links to.";
 
 type LinkNode =
   | { kind: "group"; group: "from" | "to"; count: number }
@@ -127,7 +129,8 @@ export class MemoryLinksView implements vscode.TreeDataProvider<LinkNode>, vscod
     this.result = result;
     this.served = served;
     this.view.message = message;
-    this.view.description = result === undefined ? undefined : (result.name ?? this.shown(result.path ?? result.uri));
+    this.view.description =
+      result === undefined ? undefined : (result.name ?? result.agent?.shown ?? this.shown(result.path ?? result.uri));
     this.changeEmitter.fire(undefined);
   }
 
@@ -142,7 +145,7 @@ export class MemoryLinksView implements vscode.TreeDataProvider<LinkNode>, vscod
     }
     if (node === undefined) {
       const groups: LinkNode[] = [];
-      if (result.name !== null) {
+      if (result.name !== null || (result.agent ?? null) !== null) {
         groups.push({ kind: "group", group: "from", count: result.linkedFrom.length });
       }
       groups.push({ kind: "group", group: "to", count: result.linksTo.length });
@@ -167,8 +170,8 @@ export class MemoryLinksView implements vscode.TreeDataProvider<LinkNode>, vscod
       item.contextValue = `links.${node.group}`;
       item.tooltip =
         node.group === "from"
-          ? "Memories (and open notes) whose [[links]] or `mem:` references name this memory"
-          : "The [[links]] and `mem:` references in this memory";
+          ? "Memories, agents' files and open notes whose [[links]] or `mem:` references name this file; the CLAUDE.md files that import it, the MEMORY.md that indexes it"
+          : "The [[links]] and `mem:` references in this file, and its @imports or MEMORY.md links";
       return item;
     }
     if (node.kind === "source") {
@@ -179,8 +182,10 @@ export class MemoryLinksView implements vscode.TreeDataProvider<LinkNode>, vscod
         single !== undefined ? vscode.TreeItemCollapsibleState.None : vscode.TreeItemCollapsibleState.Expanded,
       );
       item.resourceUri = vscode.Uri.parse(source.uri);
-      item.iconPath = new vscode.ThemeIcon("note");
-      item.description = single !== undefined ? snippet(single) : `${source.links.length} links`;
+      const verb = sourceVerb(source.kind);
+      item.iconPath = new vscode.ThemeIcon(verb === "" ? "note" : "file-symlink-file");
+      const lines = single !== undefined ? snippet(single) : `${source.links.length} links`;
+      item.description = verb === "" ? lines : `${verb} · ${lines}`;
       item.tooltip = `${this.shown(source.path)}${single !== undefined ? `:${single.line + 1}\n${single.text}` : ""}`;
       item.contextValue = "links.source";
       if (single !== undefined) {
@@ -197,12 +202,15 @@ export class MemoryLinksView implements vscode.TreeDataProvider<LinkNode>, vscod
       return item;
     }
     const target = node.target;
+    const file = namesFile(target.form);
     const item = new vscode.TreeItem(target.name ?? target.target, vscode.TreeItemCollapsibleState.None);
     item.contextValue = target.broken ? "links.broken" : "links.target";
     if (target.broken || target.uri === null) {
       item.iconPath = new vscode.ThemeIcon("warning", new vscode.ThemeColor("list.warningForeground"));
       item.description = `not found · ${snippet(target)}`;
-      item.tooltip = `No memory named ${target.target} (line ${target.line + 1}).\n${target.text}`;
+      item.tooltip = file
+        ? `No file ${target.path ?? target.target} (line ${target.line + 1}).\n${target.text}`
+        : `No memory named ${target.target} (line ${target.line + 1}).\n${target.text}`;
       // A broken link opens where it is written.
       if (this.result !== undefined) {
         item.command = openAt(this.result.uri, target.range);
@@ -210,7 +218,7 @@ export class MemoryLinksView implements vscode.TreeDataProvider<LinkNode>, vscod
       return item;
     }
     item.resourceUri = vscode.Uri.parse(target.uri);
-    item.iconPath = new vscode.ThemeIcon("note");
+    item.iconPath = new vscode.ThemeIcon(file ? "file-symlink-file" : "note");
     item.description = snippet(target);
     item.tooltip = `${this.shown(target.path ?? target.uri)}\nline ${target.line + 1}: ${target.text}`;
     item.command = { command: "vscode.open", title: "Open", arguments: [vscode.Uri.parse(target.uri)] };

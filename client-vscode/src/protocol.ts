@@ -168,23 +168,37 @@ export interface LinkLine {
   range: LspRange;
   text: string;
 }
-/** A file that links to the memory (`name` null: an open note that is no memory). */
+/** A file that links to the memory (`name` null: an open note that is no memory), or an
+ * agent's file that imports or indexes the document (`kind` "import" / "index"). */
 export interface LinkSource {
   uri: string;
   path: string;
   name: string | null;
   scope: Scope | null;
+  /** "reference" (older servers send none), "import" or "index". */
+  kind?: "reference" | "import" | "index";
   links: LinkLine[];
 }
-/** A reference in the memory and the memory it resolves to (`broken`: none). */
+/** A reference in the memory and the memory it resolves to (`broken`: none); in an agent's
+ * file also an `@path` import or a MEMORY.md link and the file it names (`name`: its path
+ * for people; `broken`: no such file). */
 export interface LinkTarget extends LinkLine {
   target: string;
   label: string | null;
-  form: "wiki" | "mem";
+  form: "wiki" | "mem" | "import" | "index";
   broken: boolean;
   name: string | null;
   uri: string | null;
   path: string | null;
+}
+/** An agent's file (CLAUDE.md, MEMORY.md, a topic file, a file a CLAUDE.md imports...). */
+export interface LinksAgentFile {
+  layout: string;
+  /** "instructions", "rule", "memory-index", "topic", "memory-bank", or "imported". */
+  kind: string;
+  scope: string | null;
+  /** Its path relative to the root, `~/...` under the home. */
+  shown: string;
 }
 export interface LinksResult {
   uri: string;
@@ -194,6 +208,8 @@ export interface LinksResult {
   scope: Scope | null;
   /** False when the names were still being listed (a link may be called broken too soon). */
   complete: boolean;
+  /** What the document is as another agent's file (older servers send none). */
+  agent?: LinksAgentFile | null;
   linkedFrom: LinkSource[];
   linksTo: LinkTarget[];
 }

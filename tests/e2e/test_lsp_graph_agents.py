@@ -160,3 +160,79 @@ async def test_an_agent_file_changed_on_disk_changes_the_graph(server: Session, 
     graph = await server.command("memory.graph", {})
     assert ("AGENTS.md", "auth/login_flow") not in names_and_edges(graph)[1]
     repo.workspace.write("AGENTS.md", AGENTS_MD)
+
+
+# ----- the links view (`memory.links`) -----------------------------------------------------
+
+
+def sources(answer: dict[str, Any]) -> list[tuple[str, str, list[int]]]:
+    """The answer's backlinks as (path, kind, lines)."""
+    return [
+        (source["path"], source["kind"], [link["line"] for link in source["links"]])
+        for source in answer["linkedFrom"]
+    ]
+
+
+def targets(answer: dict[str, Any]) -> list[tuple[str, str, str, bool]]:
+    """The answer's outgoing links as (form, target as written, name, broken)."""
+    return [(t["form"], t["target"], t["name"], t["broken"]) for t in answer["linksTo"]]
+
+
+async def test_links_of_an_open_claude_md(server: Session, repo: Repo) -> None:
+    uri = server.open("CLAUDE.md")
+    answer = await server.command("memory.links", {"uri": uri})
+    assert answer["name"] is None
+    assert answer["agent"] == {
+        "layout": "claude",
+        "kind": "instructions",
+        "scope": "project",
+        "shown": "CLAUDE.md",
+    }
+    assert targets(answer) == [
+        ("import", "docs/setup.md", "docs/setup.md", False),
+        ("wiki", "project_overview", "project_overview", False),
+        ("wiki", "nowhere", None, True),
+    ]
+    imported = answer["linksTo"][0]
+    assert imported["uri"] == repo.workspace.uri("docs/setup.md")
+    assert imported["range"]["start"] == {"line": 2, "character": 5}  # after the `@`
+    assert answer["linkedFrom"] == []
+
+
+async def test_links_of_an_imported_file_and_of_auto_memory(server: Session, repo: Repo) -> None:
+    setup = await server.command("memory.links", {"uri": repo.workspace.uri("docs/setup.md")})
+    assert setup["agent"]["kind"] == "imported"
+    assert sources(setup) == [(str(repo.root / "CLAUDE.md"), "import", [2])]
+    assert targets(setup) == [("wiki", "deploy_notes", "deploy_notes", False)]
+
+    build = (repo.memory / "build.md").as_uri()
+    topic = await server.command("memory.links", {"uri": build})
+    assert topic["agent"]["kind"] == "topic" and topic["agent"]["shown"] == f"{repo.auto}/build.md"
+    assert sources(topic) == [(str(repo.memory / "MEMORY.md"), "index", [2])]
+    assert targets(topic) == [("mem", "deploy_notes", "deploy_notes", False)]
+
+    index = await server.command("memory.links", {"uri": (repo.memory / "MEMORY.md").as_uri()})
+    assert index["agent"]["kind"] == "memory-index"
+    assert targets(index) == [("index", "build.md", f"{repo.auto}/build.md", False)]
+    assert index["linksTo"][0]["uri"] == build
+
+
+async def test_a_memory_lists_the_agents_files_that_link_to_it(server: Session, repo: Repo) -> None:
+    overview = await server.command("memory.links", {"name": "project_overview"})
+    assert overview["agent"] is None
+    assert sources(overview) == [(str(repo.root / "CLAUDE.md"), "reference", [3])]
+    deploy = await server.command("memory.links", {"name": "deploy_notes"})
+    assert sorted(sources(deploy)) == sorted(
+        [
+            (str(repo.root / "docs" / "setup.md"), "reference", [2]),
+            (str(repo.memory / "build.md"), "reference", [2]),
+        ]
+    )
+    login = await server.command("memory.links", {"name": "auth/login_flow"})
+    assert sorted(sources(login)) == sorted(
+        [
+            (str(repo.root / "AGENTS.md"), "reference", [2]),
+            (str(repo.root / ".serena" / "memories" / "project_overview.md"), "reference", [2]),
+        ]
+    )
+    assert [s["name"] for s in login["linkedFrom"] if s["kind"] == "reference"].count(None) == 1

@@ -217,3 +217,42 @@ def test_without_agents_the_graph_is_as_before(repo: Repo) -> None:
     assert not any(row[4] & AGENT for row in plain["nodes"])
     assert all(f["kind"] != "agent" for f in plain["folders"])
     assert graph_summary(plain).endswith("stale")
+
+
+def test_links_view_of_agents_files(repo: Repo) -> None:
+    """core/operations/link_view.py: imports and index links out, "imported by" and
+    "indexed by" in, and agents' files among a memory's backlinks."""
+    from memory_ls.core.operations.link_view import (
+        agent_backlinks,
+        file_links_in,
+        file_links_to,
+    )
+
+    known = load_agent_files(str(repo.root), repo.environ)
+    read = AgentTexts().read
+    claude_md = str(repo.root / "CLAUDE.md")
+    setup = str(repo.root / "docs" / "setup.md")
+    out = file_links_in(known, claude_md, CLAUDE_MD + "Ask @alice.\n", read)
+    assert [(link.pointer.kind, link.pointer.target) for link in out] == [
+        ("import", setup),
+        ("import", str(repo.root / "docs" / "missing.md")),
+    ]
+    assert (out[0].where.line, out[0].where.start, out[0].where.end) == (2, 5, 18)
+    index = str(repo.memory / "MEMORY.md")
+    assert [link.pointer.target for link in file_links_in(known, index, INDEX, read)] == [
+        str(repo.memory / "build.md"),
+        str(repo.memory / "gone.md"),
+    ]
+    # A file that is no CLAUDE.md (nor imported) has no imports: `@x` is a mention there.
+    assert file_links_in(known, str(repo.root / "AGENTS.md"), "Ask @docs/setup.md\n", read) == []
+    (imported_by,) = file_links_to(known, setup, read)
+    assert (imported_by.path, imported_by.kind) == (claude_md, "import")
+    (indexed_by,) = file_links_to(known, str(repo.memory / "build.md"), read)
+    assert (indexed_by.path, indexed_by.kind, indexed_by.lines[0].line) == (index, "index", 2)
+
+    index_ = indexed(repo.config())
+    deploy = index_.lookup("deploy_notes")
+    assert deploy is not None
+    found = agent_backlinks(index_, known, deploy.memory, read)
+    assert {link.path for link in found} == {setup, str(repo.memory / "build.md")}
+    assert agent_backlinks(index_, known, deploy.memory, read, [setup])[0].path.endswith("build.md")
