@@ -38,8 +38,29 @@ export function nodeFile(payload: GraphPayload, node: number): string | undefine
   if (row === undefined || folder === undefined) {
     return undefined;
   }
+  if (folder.kind === "agent") {
+    return agentFile(row[0], folder.path, folder.home);
+  }
   const name = folder.kind === "global" ? row[0].replace(/^global\//, "") : row[0];
   return vscode.Uri.joinPath(vscode.Uri.file(folder.path), ...`${name}.md`.split("/")).fsPath;
+}
+
+/** An agent's file's path from its node's name: relative to the root, `~/...` under the
+ * home, or absolute. */
+export function agentFile(name: string, root: string, home: string | undefined): string {
+  if (name.startsWith("~/") && home !== undefined) {
+    return vscode.Uri.joinPath(vscode.Uri.file(home), ...name.slice(2).split("/")).fsPath;
+  }
+  if (name.startsWith("/") || /^[A-Za-z]:[\\/]/.test(name)) {
+    return vscode.Uri.file(name).fsPath;
+  }
+  return vscode.Uri.joinPath(vscode.Uri.file(root), ...name.split("/")).fsPath;
+}
+
+/** Whether a node is another agent's file (older servers send no such flag). */
+function isAgent(payload: GraphPayload, node: number): boolean {
+  const flag = payload.flags.agent ?? 0;
+  return ((payload.nodes[node]?.[4] ?? 0) & flag) !== 0;
 }
 
 export function registerGraph(context: vscode.ExtensionContext, servers: MemoryServers): void {
@@ -129,7 +150,7 @@ class GraphPanel implements vscode.Disposable {
       case "around": {
         const name = this.activeMemory();
         if (name === undefined) {
-          void vscode.window.showInformationMessage("Open a memory to see the memories around it.");
+          void vscode.window.showInformationMessage("Open a memory or an agent's file to see the memories around it.");
           return;
         }
         await this.panel.webview.postMessage({ type: "center", name });
@@ -154,13 +175,19 @@ class GraphPanel implements vscode.Disposable {
     }
   }
 
-  /** The name of the memory in the active editor, if it is one this graph shows. */
+  /** The name of the memory (or agent's file) in the active editor, if this graph shows it. */
   private activeMemory(): string | undefined {
     const uri = vscode.window.activeTextEditor?.document.uri;
     if (uri === undefined || uri.scheme !== "file") {
       return undefined;
     }
-    return this.served.catalog.memories.find((memory) => memory.path === uri.fsPath)?.name;
+    const memory = this.served.catalog.memories.find((found) => found.path === uri.fsPath)?.name;
+    if (memory !== undefined || this.payload === undefined) {
+      return memory;
+    }
+    const payload = this.payload;
+    const node = payload.nodes.findIndex((_row, at) => isAgent(payload, at) && nodeFile(payload, at) === uri.fsPath);
+    return node >= 0 ? payload.nodes[node]?.[0] : undefined;
   }
 
   private async open(node: number): Promise<void> {
@@ -176,8 +203,8 @@ class GraphPanel implements vscode.Disposable {
 
   private async preview(node: number, id: number): Promise<void> {
     const row = this.payload?.nodes[node];
-    if (row === undefined || row[1] < 0) {
-      return;
+    if (row === undefined || row[1] < 0 || isAgent(this.payload as GraphPayload, node)) {
+      return; // memory.preview knows memories only
     }
     try {
       const found = (await this.served.server.execute("memory.preview", [{ name: row[0] }])) as { preview: string };
@@ -234,6 +261,7 @@ function page(webview: vscode.Webview, dist: vscode.Uri): string {
   #legend { position: absolute; right: 8px; bottom: 8px; padding: 6px 8px; font-size: 11px; line-height: 1.5;
     background: var(--vscode-editorWidget-background); border: 1px solid var(--vscode-widget-border, transparent); opacity: 0.92; z-index: 2; }
   #legend span.swatch { display: inline-block; width: 10px; height: 10px; border-radius: 50%; margin-right: 4px; vertical-align: middle; }
+  #legend span.swatch.agent { border-radius: 1px; }
   #tip { position: absolute; display: none; max-width: 420px; padding: 6px 8px; pointer-events: none; z-index: 3;
     background: var(--vscode-editorHoverWidget-background); color: var(--vscode-editorHoverWidget-foreground);
     border: 1px solid var(--vscode-editorHoverWidget-border); }

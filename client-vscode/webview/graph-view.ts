@@ -73,6 +73,9 @@ let queryTimer: ReturnType<typeof setTimeout> | undefined;
 const foreground = getComputedStyle(document.body).getPropertyValue("--vscode-foreground").trim() || "#cccccc";
 
 const has = (node: GraphNode, flag: string): boolean => (node.flags & (flags[flag] ?? 0)) !== 0;
+// Another agent's file (CLAUDE.md, AGENTS.md, MEMORY.md...): drawn as a square.
+const isAgent = (node: GraphNode): boolean => has(node, "agent");
+const isMemory = (node: GraphNode): boolean => node.folder >= 0 && !isAgent(node);
 const degree = (node: GraphNode): number => node.linksIn + node.linksOut;
 const colour = (node: GraphNode): string => (node.folder < 0 ? "#888888" : (PALETTE[node.folder % PALETTE.length] ?? "#888888"));
 
@@ -126,7 +129,11 @@ function drawNode(node: GraphNode, context: CanvasRenderingContext2D, scale: num
   context.save();
   context.globalAlpha = has(node, "shadowed") ? 0.35 : 1;
   context.beginPath();
-  context.arc(x, y, radius, 0, 2 * Math.PI);
+  if (isAgent(node)) {
+    context.rect(x - radius, y - radius, 2 * radius, 2 * radius);
+  } else {
+    context.arc(x, y, radius, 0, 2 * Math.PI);
+  }
   if (has(node, "missing")) {
     context.setLineDash([2 * line, 2 * line]);
     context.strokeStyle = PROBLEM;
@@ -188,7 +195,11 @@ function hover(node: GraphNode | null): void {
     .filter((flag) => has(node, flag))
     .map((flag) => flag.replace(/[A-Z]/g, (letter) => ` ${letter.toLowerCase()}`));
   const meta = [
-    folder ? `${folder.label} (${folder.scope})` : "no such memory",
+    folder === undefined
+      ? "no such memory"
+      : folder.kind === "agent"
+        ? `${folder.agent ?? folder.label}'s file`
+        : `${folder.label} (${folder.scope})`,
     `${node.linksIn} in, ${node.linksOut} out`,
     node.problems > 0 ? `${node.problems} problem${node.problems === 1 ? "" : "s"}` : "",
     ...marks,
@@ -205,7 +216,7 @@ function hover(node: GraphNode | null): void {
   tip.append(name, info, preview);
   placeTip();
   tip.style.display = "block";
-  if (node.folder >= 0) {
+  if (isMemory(node)) {
     previewId += 1;
     vscode.postMessage({ type: "preview", node: node.index, id: previewId });
   }
@@ -249,7 +260,8 @@ function show(payload: Payload): void {
   }
   document.body.dataset.nodes = String(nodes.length);
   document.body.dataset.edges = String(links.length);
-  document.body.dataset.memories = String(nodes.filter((node) => node.folder >= 0).length);
+  document.body.dataset.memories = String(nodes.filter(isMemory).length);
+  document.body.dataset.agents = String(nodes.filter(isAgent).length);
   document.body.dataset.total = `${payload.total.nodes}/${payload.total.edges}`;
   fitPending = fitPending || before.size === 0 || payload.center !== null;
   delete document.body.dataset.settled;
@@ -258,8 +270,9 @@ function show(payload: Payload): void {
   graph.graphData({ nodes, links });
   message.style.display = nodes.length === 0 ? "block" : "none";
   message.textContent = "No memory matches.";
-  const memories = nodes.filter((node) => node.folder >= 0).length;
-  let text = `${memories} memories, ${links.length} links`;
+  const memories = nodes.filter(isMemory).length;
+  const agents = nodes.filter(isAgent).length;
+  let text = `${memories} memories, ${agents > 0 ? `${agents} agents' files, ` : ""}${links.length} links`;
   if (payload.truncated) {
     text += ` · the ${nodes.length} most linked of ${payload.total.nodes}`;
   }
@@ -277,18 +290,27 @@ function showFolders(payload: Payload): void {
   const chosen = folderBox.value;
   folderBox.replaceChildren(new Option("All folders", ""));
   legend.replaceChildren();
+  let anyAgent = false;
   payload.folders.forEach((folder, index) => {
-    folderBox.append(new Option(`${folder.label} (${folder.scope})`, folder.path));
+    const agent = folder.kind === "agent";
+    anyAgent = anyAgent || agent;
+    // An agent's "folder" is asked for by its label (they all have the root as path).
+    folderBox.append(new Option(agent ? `${folder.agent ?? folder.label}'s files` : `${folder.label} (${folder.scope})`, agent ? folder.label : folder.path));
     const row = document.createElement("div");
     const swatch = document.createElement("span");
-    swatch.className = "swatch";
+    swatch.className = agent ? "swatch agent" : "swatch";
     swatch.style.background = PALETTE[index % PALETTE.length] ?? "#888888";
-    row.append(swatch, document.createTextNode(`${folder.label} · ${folder.scope}${folder.readOnly ? " · read-only" : ""}`));
+    const words = agent
+      ? `${folder.agent ?? folder.label} · agents' files`
+      : `${folder.label} · ${folder.scope}${folder.readOnly ? " · read-only" : ""}`;
+    row.append(swatch, document.createTextNode(words));
     legend.append(row);
   });
   folderBox.value = chosen;
   const key = document.createElement("div");
-  key.textContent = "red ring: problems · dashed: orphaned · faded: shadowed · orange: stale path · ■ read-only";
+  key.textContent =
+    "red ring: problems · dashed: orphaned · faded: shadowed · orange: stale path · ■ read-only" +
+    (anyAgent ? " · squares: agents' files" : "");
   legend.append(key);
 }
 

@@ -1,6 +1,7 @@
 // The memory graph in a real VS Code (code-server in headless Chromium): on the example
-// workspace it shows the memories and links `memory-ls graph` counts, a click on a node
-// opens the memory, a memory written from outside appears; and its first paint at 10,000
+// workspace it shows the memories and links `memory-ls graph` counts (and a CLAUDE.md, an
+// agent's file, drawn apart), a click on a node opens the memory or the agent's file, a
+// memory written from outside appears; and its first paint at 10,000
 // memories (a store from bench/run.py's generator) is timed and printed (written to
 // bench/results/ as JSON too).
 //   node --test client-vscode/test/editor/graph.test.mjs   (see client-vscode/scripts/test-all.sh)
@@ -36,17 +37,22 @@ const EXAMPLE_FLAGS = [
 
 const { artifacts, scratch, start, step, stopAll } = editorSuite("graph", { timeout: TEST_TIMEOUT });
 
-/** What `memory-ls graph --json` (this checkout's server code) says of a store. */
+/** What `memory-ls graph --json` (this checkout's server code) says of a store, with a
+ * HOME of its own (no agent's files of the user's). */
 function cliGraph(cwd, flags) {
+  const home = join(scratch, "cli-home");
+  mkdirSync(home, { recursive: true });
   const output = execFileSync(
     pythonForServer(),
     ["-c", "import sys; from memory_ls.cli import main; main(sys.argv[1:])", "graph", "--json", "--limit", "1000000", ...flags],
-    { cwd, env: { ...process.env, PYTHONPATH: join(repo, "server") }, maxBuffer: 1 << 28 },
+    { cwd, env: { ...process.env, HOME: home, PYTHONPATH: join(repo, "server") }, maxBuffer: 1 << 28 },
   );
   const graph = JSON.parse(output.toString());
+  const agent = graph.flags.agent ?? 0;
   return {
     nodes: graph.nodes.length,
-    memories: graph.nodes.filter((row) => row[1] >= 0).length,
+    memories: graph.nodes.filter((row) => row[1] >= 0 && (row[4] & agent) === 0).length,
+    agents: graph.nodes.filter((row) => (row[4] & agent) !== 0).length,
     edges: graph.edges.length / 2,
   };
 }
@@ -81,6 +87,7 @@ async function shown(frame) {
     painted: document.body.dataset.painted !== undefined,
     nodes: Number(document.body.dataset.nodes),
     memories: Number(document.body.dataset.memories),
+    agents: Number(document.body.dataset.agents),
     edges: Number(document.body.dataset.edges),
     status: document.getElementById("status").textContent,
   }));
@@ -101,23 +108,29 @@ describe("the memory graph", { timeout: 15 * 60_000 }, () => {
   const copy = join(scratch, "examples");
   cpSync(join(repo, "examples"), copy, { recursive: true });
   const workspace = join(copy, "workspace");
+  // Another agent's file: a node of its own, linking to a memory.
+  writeFileSync(join(workspace, "CLAUDE.md"), "# Project\n\nRead [[project_overview]] first.\n");
   let page;
   let frame;
 
   step("opens on the example workspace with the memories and links memory-ls graph counts", async () => {
     ({ page } = await start({ workspace, inPlace: true }));
     const expected = cliGraph(workspace, EXAMPLE_FLAGS);
-    assert.ok(expected.memories >= 10 && expected.edges >= 5, JSON.stringify(expected));
+    assert.ok(expected.memories >= 10 && expected.edges >= 5 && expected.agents === 1, JSON.stringify(expected));
     await runCommand(page, "Memory: Show Graph");
     frame = await graphFrame(page);
     await retry(
       async () => {
         const now = await shown(frame);
         assert.ok(now.painted, "not painted yet");
-        assert.deepEqual({ nodes: now.nodes, memories: now.memories, edges: now.edges }, expected, now.status);
+        assert.deepEqual({ nodes: now.nodes, memories: now.memories, agents: now.agents, edges: now.edges }, expected, now.status);
       },
       { timeout: 90_000, what: "the graph's counts" },
     );
+    assert.match((await shown(frame)).status, /1 agents' files/);
+    const legend = await frame.evaluate(() => document.getElementById("legend").innerText);
+    assert.match(legend, /Claude Code · agents' files/);
+    assert.match(legend, /squares: agents' files/);
   });
 
   step("a click on a node opens that memory", async () => {
@@ -139,6 +152,23 @@ describe("the memory graph", { timeout: 15 * 60_000 }, () => {
     console.log(`screenshot: ${await screenshot(page, artifacts, "graph-hover")}`);
     await canvas.click({ position: at });
     await activeTab(page, "project_overview.md").waitFor({ state: "visible", timeout: 15_000 });
+  });
+
+  step("a click on an agent's file opens it; its hover names the agent", async () => {
+    const at = await frame.evaluate(() => window.memoryGraph.screenOf("CLAUDE.md"));
+    assert.ok(at !== undefined, "no CLAUDE.md node");
+    const canvas = frame.locator("#graph canvas").first();
+    await retry(
+      async () => {
+        await canvas.hover({ position: { x: at.x + 1, y: at.y } });
+        await canvas.hover({ position: at });
+        const tip = await frame.evaluate(() => document.getElementById("tip").innerText);
+        assert.match(tip, /CLAUDE\.md[\s\S]*Claude Code's file/);
+      },
+      { timeout: 20_000, what: "the agent's file's hover" },
+    );
+    await canvas.click({ position: at });
+    await activeTab(page, "CLAUDE.md").waitFor({ state: "visible", timeout: 15_000 });
   });
 
   step("a memory written from outside appears in the graph with its link", async () => {
