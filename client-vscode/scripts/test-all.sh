@@ -80,7 +80,7 @@ node --test --test-concurrency=1 client-vscode/test/editor/editor.test.mjs \
   client-vscode/test/editor/workspace.test.mjs client-vscode/test/editor/agents.test.mjs \
   client-vscode/test/editor/changes.test.mjs client-vscode/test/editor/graph.test.mjs \
   client-vscode/test/editor/links.test.mjs client-vscode/test/editor/context.test.mjs \
-  client-vscode/test/editor/config.test.mjs \
+  client-vscode/test/editor/config.test.mjs client-vscode/test/editor/agentfiles.test.mjs \
   client-vscode/test/editor/fresh.test.mjs
 
 step "all extension tests passed"

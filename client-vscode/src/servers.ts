@@ -134,6 +134,8 @@ export class MemoryServers implements vscode.Disposable {
           documentSelector: [
             { scheme: "file", language: "markdown" },
             { scheme: "untitled", language: "markdown" },
+            // Cursor's rules: Markdown with frontmatter, a language VS Code does not know.
+            { scheme: "file", pattern: "**/*.mdc" },
           ],
           owns: () => true,
         },
@@ -155,6 +157,7 @@ export class MemoryServers implements vscode.Disposable {
       return {
         documentSelector: [
           ...patterns.map((pattern) => ({ scheme: "file", language: "markdown", pattern })),
+          ...patterns.map((pattern) => ({ scheme: "file", pattern: `${pattern}.mdc` })),
           ...(index === 0 ? [{ scheme: "untitled", language: "markdown" }] : []),
         ],
         owns: (uri: vscode.Uri) => {

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from e2e_support import Workspace
+from lsprotocol import types
 from test_lsp_agent_files import Repo, git, started
 from test_mcp import mcp_process, ok
 
@@ -92,3 +93,23 @@ async def test_an_agent_finds_every_format_through_search(tmp_path: Path) -> Non
             ".cursor/rules/style.mdc",
         }
         assert "Also in agents' files" in text
+
+
+async def test_a_cursor_rule_opened_as_plain_text_is_checked_too(tmp_path: Path) -> None:
+    # VS Code knows no language for `.mdc`: the extension sends it by file pattern.
+    repo = make(tmp_path)
+    async with started(repo) as server:
+        uri = repo.workspace.uri(".cursor/rules/style.mdc")
+        server.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=uri,
+                    language_id="plaintext",
+                    version=1,
+                    text=FILES[".cursor/rules/style.mdc"],
+                )
+            )
+        )
+        assert await server.wait_for_codes(uri, bool) == ["unmatched-glob"]
+        server.replace_text(uri, "---\nalwaysApply: true\n---\nLedger style.\n", 2)
+        await server.wait_for_codes(uri, lambda found: found == [])

@@ -72,6 +72,10 @@ def register(server: MemoryServer) -> None:
 
 def is_markdown(uri: str, language_id: str | None) -> bool:
     """Whether a document is Markdown (by language, else by file name)."""
+    # Cursor's rules (`.mdc`) are Markdown with frontmatter, but editors other than Cursor
+    # know no language for them (VS Code opens them as plain text).
+    if uri.lower().endswith(".mdc"):
+        return True
     if language_id:
         return language_id == "markdown"
     return uri.lower().endswith((".md", ".markdown"))
