@@ -126,3 +126,28 @@ async def test_a_block_at_the_end_without_a_line_break_is_resolved_whole(
         editor.apply(ours.edit)
         assert path.read_text() == "# X\na"
         editor.close_all()
+
+
+@pytest.mark.parametrize("client_name", CLIENTS[:1])
+async def test_markers_in_a_fenced_example_are_not_a_conflict(
+    workspace: Workspace, client_name: str
+) -> None:
+    text = (
+        "# Resolving conflicts\n\nSee [[no_such_memory]]. Git shows:\n\n```text\n"
+        "<<<<<<< HEAD\nours\n||||||| base\nbase\n=======\ntheirs\n>>>>>>> feature\n```\n"
+    )
+    path = workspace.write(".serena/memories/resolving.md", text)
+    async with session(workspace, client_name=client_name) as server:
+        editor = Editor(server)
+        uri = editor.open(path)
+
+        def codes() -> set[str]:
+            found = [p for p in server.published if p.uri == uri]
+            return {str(d.code) for d in found[-1].diagnostics} if found else set()
+
+        # The broken link shows the document was checked; the example is no conflict.
+        await wait_until(
+            server.client, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, lambda: "broken-link" in codes()
+        )
+        assert "merge-conflict" not in codes()
+        editor.close_all()

@@ -93,3 +93,70 @@ def test_a_read_warns_first(ws: Workspace) -> None:
     ws.write(ws.primary / "clean.md", "# Clean\n\nTitle\n=======\n")
     memory, data = store.read_file("clean")
     assert "warning" not in store.read_answer(memory, data)[0]
+
+
+# A memory about resolving conflicts: its examples are code, not a conflict (issue 34).
+FENCED_EXAMPLE = """# Resolving a conflict
+
+When git stops a merge, the file shows both sides:
+
+```text
+<<<<<<< HEAD
+Run make deploy.
+||||||| base
+Run deploy.
+=======
+Run ./deploy.sh.
+>>>>>>> feature
+```
+
+A lone marker too:
+
+~~~~
+>>>>>>> feature
+~~~~
+
+Indented:
+
+    <<<<<<< HEAD
+    =======
+    >>>>>>> feature
+"""
+
+
+def test_markers_in_fenced_or_indented_code_are_not_a_conflict() -> None:
+    assert not find_conflicts(FENCED_EXAMPLE)
+
+
+def test_a_real_conflict_after_a_fenced_example_is_found() -> None:
+    text = FENCED_EXAMPLE + "\n" + BODY_CONFLICT
+    offset = len(FENCED_EXAMPLE.split("\n"))
+    found = find_conflicts(text)
+    assert found.blocks == (ConflictBlock(offset + 3, None, offset + 5, offset + 7),)
+    assert found.stray == ()
+
+
+def test_a_diff3_conflict_whose_side_opens_a_fence_is_found() -> None:
+    # Ours opens a code block that theirs does not: the block is still followed to its end,
+    # and the text after it is read as ours left it (in code, closed below).
+    text = (
+        "intro\n<<<<<<< HEAD\n```sh\nmake\n||||||| base\nold\n=======\nplain\n>>>>>>> x\n"
+        "<<<<<<< not a marker in code\n```\n>>>>>>> feature\n"
+    )
+    found = find_conflicts(text)
+    assert found.blocks == (ConflictBlock(1, 4, 6, 8),)
+    assert found.stray == (11,)
+
+
+def test_an_unclosed_fence_in_theirs_does_not_hide_later_conflicts() -> None:
+    text = "<<<<<<< HEAD\nours\n=======\n```\ntheirs\n>>>>>>> feature\n" + BODY_CONFLICT
+    found = find_conflicts(text)
+    assert [block.start for block in found.blocks] == [0, 9]
+
+
+def test_check_of_a_fenced_example_is_clean(ws: Workspace) -> None:
+    store = ws.store()
+    ws.write(ws.primary / "resolving_conflicts.md", FENCED_EXAMPLE)
+    assert [d for d in check_store(store) if d.code == "merge-conflict"] == []
+    memory, data = store.read_file("resolving_conflicts")
+    assert "warning" not in store.read_answer(memory, data)[0]

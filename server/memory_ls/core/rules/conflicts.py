@@ -4,6 +4,13 @@ A block is `<<<<<<< ours`, optionally diff3's `||||||| base`, `=======`, `>>>>>>
 on lines of their own (seven characters, as git writes them). A lone `=======` is a
 Markdown heading underline, so it counts only inside a block; a `<<<<<<<`, `|||||||` or
 `>>>>>>>` line outside a complete block is a marker left behind by a half-done resolution.
+
+Markers inside fenced code (``` or ~~~) are an example, not a conflict: a memory about
+resolving conflicts shows them. Markers indented (an indented code block, a list item)
+never count, as git writes them at the start of a line. A block that starts outside code
+is followed to its end whatever its sides hold, and the code after it is read as if
+ours were kept (a side may open or close a fence). A real conflict inside a fenced block
+looks the same as an example and is not found.
 """
 
 from __future__ import annotations
@@ -11,6 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Literal
+
+from memory_ls.core.rules.references import fence_step
 
 MARKER_SIZE = 7
 Side = Literal["ours", "theirs", "both"]
@@ -76,34 +85,48 @@ def find_conflicts(text: str) -> Conflicts:
     start: int | None = None
     base: int | None = None
     separator: int | None = None
+    fence: str | None = None  # the code fence open at this line, None outside code
+    before: str | None = None  # the fence open where the current block started
+    ours: str | None = None  # and the one open at the end of its ours side
     for number, line in enumerate(text.split("\n")):
-        if len(line) < MARKER_SIZE or line[0] not in "<|=>":
-            continue
-        match = _MARKER.fullmatch(line)
+        match = _marker(line) if start is not None or fence is None else None
         if match is None:
+            fence = fence_step(fence, line)[0]
             continue
         kind = match.group(1)[0]
         if kind == "<":
             if start is not None:  # a block that never ended
                 stray.extend(n for n in (start, base, separator) if n is not None)
-            start, base, separator = number, None, None
+                fence = before
+            start, base, separator, before = number, None, None, fence
         elif start is None:
             if kind != "=":  # a lone `=======` underlines a heading
                 stray.append(number)
         elif kind == "|" and base is None and separator is None:
-            base = number
+            base, ours, fence = number, fence, before
         elif kind == "=" and separator is None:
+            if base is None:
+                ours, fence = fence, before
             separator = number
         elif kind == ">":
             if separator is None:
                 stray.extend(n for n in (start, base, number) if n is not None)
+                fence = before if base is None else ours
             else:
                 blocks.append(ConflictBlock(start, base, separator, number))
+                fence = ours
             start, base, separator = None, None, None
         # A second `=======` or `|||||||` inside a block is one side's text.
     if start is not None:
         stray.extend(n for n in (start, base, separator) if n is not None)
     return Conflicts(tuple(blocks), tuple(sorted(stray)))
+
+
+def _marker(line: str) -> re.Match[str] | None:
+    """The match of a marker line, None for any other line."""
+    if len(line) < MARKER_SIZE or line[0] not in "<|=>":
+        return None
+    return _MARKER.fullmatch(line)
 
 
 def resolution(lines: list[str], block: ConflictBlock, side: Side) -> list[str]:

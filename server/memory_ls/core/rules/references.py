@@ -50,7 +50,7 @@ def iter_lines_outside_code(text: str, first_line: int = 0) -> Iterator[tuple[in
     """Lines of Markdown text with their numbers, skipping fenced code blocks."""
     fence: str | None = None
     for number, line in enumerate(text.split("\n"), start=first_line):
-        fence, code = _fence_step(fence, line)
+        fence, code = fence_step(fence, line)
         if not code:
             yield number, line
 
@@ -60,11 +60,11 @@ def in_fenced_code(lines: Sequence[str], line_no: int) -> bool:
     fence: str | None = None
     code = False
     for line in lines[: line_no + 1]:
-        fence, code = _fence_step(fence, line)
+        fence, code = fence_step(fence, line)
     return code
 
 
-def _fence_step(fence: str | None, line: str) -> tuple[str | None, bool]:
+def fence_step(fence: str | None, line: str) -> tuple[str | None, bool]:
     """The fence still open after `line`, and whether `line` is code or a fence."""
     match = _FENCE.match(line)
     if fence is None:
