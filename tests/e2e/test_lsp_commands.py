@@ -324,6 +324,18 @@ async def test_delete_and_its_refusals(server: Session, ws: Workspace) -> None:
     assert ws.path("shared/vendor/vendor_sdk.md").exists()
 
 
+async def test_delete_names_the_memories_whose_links_break(server: Session, ws: Workspace) -> None:
+    await server.command("memory.save", {"name": "linked_away", "content": "# Gone soon\n"})
+    await server.command(
+        "memory.save", {"name": "linked_from", "content": "# From\n\nSee [[linked_away]].\n"}
+    )
+    result = await server.command("memory.delete", {"name": "linked_away"})
+    assert result["brokenLinks"] == [
+        {"name": "linked_from", "path": str(ws.primary / "linked_from.md"), "line": 3}
+    ]
+    assert result["moreBrokenLinks"] == 0
+
+
 # ----- memory.move ---------------------------------------------------------------------
 
 
@@ -339,6 +351,8 @@ async def test_move_reroutes_and_rewrites_references(server: Session, ws: Worksp
         "newName": "SPEC_moved",
         "path": str(ws.path("shared/spec/SPEC_moved.md")),
         "updatedReferences": 2,
+        "rewritten": ["move_linker"],
+        "moreRewritten": 0,
         "diagnostics": [],
     }
     assert not (ws.primary / "move_src.md").exists()

@@ -732,19 +732,31 @@ async def test_rename_reroutes_and_rewrites_references_then_delete(ws: Workspace
             "newName": "SPEC_v2",
             "path": str(target),
             "updatedReferences": 1,
+            "rewritten": ["index"],
+            "moreRewritten": 0,
             "diagnostics": [],
         }
         assert text == (
             f"Renamed draft to SPEC_v2 at {target} (routed by prefix SPEC to the additional "
-            "folder spec); 1 reference in other memories updated.\nChecked: no problems found."
+            "folder spec); 1 reference in other memories updated. References rewritten in "
+            "index.\nChecked: no problems found."
         )
         assert target.read_text() == "Draft.\n"
         assert not (ws.primary / "draft.md").exists()
         assert (ws.primary / "index.md").read_text() == "See [[SPEC_v2]].\n"
 
         text, result = await ok(session, "delete_memory", memory_name="SPEC_v2")
-        assert result == {"name": "SPEC_v2", "path": str(target)}
-        assert text == f"Deleted SPEC_v2 ({target})."
+        index = str(ws.primary / "index.md")
+        assert result == {
+            "name": "SPEC_v2",
+            "path": str(target),
+            "brokenLinks": [{"name": "index", "path": index, "line": 1}],
+            "moreBrokenLinks": 0,
+        }
+        assert text == (
+            f"Deleted SPEC_v2 ({target}). 1 memory links to it and now has a broken link: "
+            "index (line 1). Edit it to link elsewhere, or write a memory named SPEC_v2 again."
+        )
         assert not target.exists()
         assert ws.spec.is_dir()  # the shared folder stays, empty
         assert (await refused(session, "delete_memory", memory_name="SPEC_v2")).startswith(
@@ -999,6 +1011,8 @@ async def test_an_agent_configured_for_serena_works_unchanged(ws: Workspace) -> 
             "newName": "auth/credentials",
             "path": str(ws.primary / "auth" / "credentials.md"),
             "updatedReferences": 2,
+            "rewritten": ["auth/login_flow", "project_overview"],
+            "moreRewritten": 0,
             "diagnostics": [],
         }
         assert not tokens_path.exists()

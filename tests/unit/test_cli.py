@@ -417,3 +417,38 @@ def test_search_ranks_by_relevance_and_all_words_keeps_every_word(example: Path)
     assert json.loads(cli(example, "search", "retry policy", "--all-words", "--json").stdout)[
         "results"
     ][0]["name"] == ("payments/retry_policy")
+
+
+def test_delete_and_move_name_their_side_effects(tmp_path: Path) -> None:
+    root = tmp_path / "a" / "workspace"
+    memories = root / ".serena" / "memories"
+    memories.mkdir(parents=True)
+    (memories / "payments.md").write_text("# Payments\n")
+    (memories / "checkout.md").write_text("# Checkout\n\nThen [[payments]].\n")
+    (memories / "refunds.md").write_text("As in `mem:payments`.\n")
+    (memories / "alone.md").write_text("# Alone\n")
+
+    moved = cli(root, "move", "payments", "billing", flags=[])
+    assert moved.returncode == 0, moved.stderr
+    assert "References rewritten in checkout and refunds." in moved.stdout
+    moved_json = json.loads(cli(root, "move", "billing", "billing_v2", "--json", flags=[]).stdout)
+    assert moved_json["rewritten"] == ["checkout", "refunds"]
+
+    deleted = cli(root, "delete", "billing_v2", flags=[])
+    assert deleted.returncode == 0, deleted.stderr
+    assert deleted.stdout.splitlines()[1] == (
+        "2 memories link to it and now have broken links: checkout (line 3) and refunds "
+        "(line 1). Edit them to link elsewhere, or write a memory named billing_v2 again."
+    )
+    (memories / "billing_v2.md").write_text("# Back\n")
+    deleted_json = json.loads(cli(root, "delete", "billing_v2", "--json", flags=[]).stdout)
+    assert deleted_json["brokenLinks"] == [
+        {"name": "checkout", "path": str(memories / "checkout.md"), "line": 3},
+        {"name": "refunds", "path": str(memories / "refunds.md"), "line": 1},
+    ]
+    assert deleted_json["moreBrokenLinks"] == 0
+    # A memory nobody links to: the answer is as short as ever.
+    alone = cli(root, "delete", "alone", flags=[])
+    assert alone.stdout == "deleted alone (.serena/memories/alone.md)\n"
+    lonely = cli(root, "move", "checkout", "checkout_flow", flags=[])
+    assert "References rewritten" not in lonely.stdout

@@ -82,6 +82,9 @@ def test_move_rewrites_all_reference_forms_everywhere(ws: Workspace) -> None:
         "newName": "NEW_name",
         "path": str(ws.root / "docs" / "new" / "NEW_name.md"),
         "updatedReferences": REWRITTEN_PER_FILE * len(referrers) + 1,
+        # Every memory rewritten, by name (the moved one by its new name, for its self-link).
+        "rewritten": ["FEATURE_refs", "NEW_name", "global/global_refs", "refs", "topic/refs"],
+        "moreRewritten": 0,
     }
     for path in referrers:  # the global memory's [[OLD]] means the project OLD too
         assert path.read_text() == EXPECTED, path  # updated_at kept: not an update
@@ -180,6 +183,8 @@ def test_move_out_of_global_spells_references_bare(ws: Workspace) -> None:
         "newName": "p",
         "path": str(ws.primary / "p.md"),
         "updatedReferences": 2,
+        "rewritten": ["global/r"],
+        "moreRewritten": 0,
     }
     assert ref.read_text() == "[[p]] `mem:p` [[g]]\n"
 
@@ -274,3 +279,70 @@ def test_a_move_leaves_a_link_that_leads_out_of_the_store_alone_and_completes(
     assert (ws.primary / "reader.md").read_text() == "see [[guides/style]]\n"
     assert outside.read_text() == "see [[style_guide]]\n"
     assert (ws.primary / "escape.md").is_symlink()
+
+
+def test_delete_names_the_memories_whose_links_break(ws: Workspace) -> None:
+    store = ws.store(["team/feature"])
+    ws.write(ws.primary / "gone.md", "to be deleted [[gone]]\n")
+    ws.write(ws.primary / "a.md", "intro\n\nsee [[gone|the old one]]\n")
+    ws.write(ws.primary / "topic" / "b.md", "# B\nuse `mem:gone` here\n[[gone]] again\n")
+    ws.write(ws.root / "team" / "feature" / "FEATURE_c.md", "[[ gone ]]\n")
+    ws.write(ws.primary / "d.md", "not links: [[gone_more]] gone ```[[gone]]``` mem:gone\n")
+    ws.write(ws.primary / "e.md", "```\n[[gone]] in fenced code\n```\n")
+    result = store.delete("gone")
+    assert result == {
+        "name": "gone",
+        "path": str(ws.primary / "gone.md"),
+        "brokenLinks": [
+            {"name": "FEATURE_c", "path": str(ws.root / "team/feature/FEATURE_c.md"), "line": 1},
+            {"name": "a", "path": str(ws.primary / "a.md"), "line": 3},
+            {"name": "topic/b", "path": str(ws.primary / "topic" / "b.md"), "line": 2},
+        ],
+        "moreBrokenLinks": 0,
+    }
+
+
+def test_delete_broken_links_capped_and_counted(ws: Workspace) -> None:
+    store = ws.store()
+    ws.write(ws.primary / "hub.md", "the hub\n")
+    for number in range(25):
+        ws.write(ws.primary / f"spoke_{number:02}.md", f"line one\n[[hub]] {number}\n")
+    result = store.delete("hub")
+    assert [row["name"] for row in result["brokenLinks"]] == [f"spoke_{n:02}" for n in range(20)]
+    assert {row["line"] for row in result["brokenLinks"]} == {2}
+    assert result["moreBrokenLinks"] == 5
+
+
+def test_delete_nobody_links_to_or_still_answered_says_nothing_more(ws: Workspace) -> None:
+    store = ws.store(["team/feature"])
+    ws.write(ws.primary / "alone.md", "nobody links here\n")
+    ws.write(ws.primary / "other.md", "[[alone_not]] and [[shared]]\n")
+    assert set(store.delete("alone")) == {"name", "path"}
+    # Two files of one name: deleting the winner leaves the other to answer the links.
+    ws.write(ws.primary / "shared.md", "first\n")
+    ws.write(ws.root / "team" / "feature" / "shared.md", "second\n")
+    assert set(store.delete("shared")) == {"name", "path"}
+
+
+def test_delete_asks_the_link_index_before_the_delete(ws: Workspace) -> None:
+    asked: list[list[str]] = []
+    linking = ws.write(ws.primary / "linking.md", "see [[target]]\n")
+    ws.write(ws.primary / "target.md", "x\n")
+    ws.write(ws.primary / "unnamed.md", "also [[target]], but the index does not say so\n")
+
+    def sources(keys: Sequence[str]) -> list[str]:
+        asked.append(list(keys))
+        assert (ws.primary / "target.md").exists(), "asked before the file goes"
+        return [str(linking)]
+
+    plain = ws.store()
+    store = Store(plain.config, reference_sources=sources)
+    result = store.delete("target")
+    assert asked == [["target"]]
+    assert result["brokenLinks"] == [{"name": "linking", "path": str(linking), "line": 1}]
+
+
+def test_move_without_references_lists_none(ws: Workspace) -> None:
+    store = ws.store()
+    ws.write(ws.primary / "lonely.md", "no links\n")
+    assert set(store.move("lonely", "solo")) == {"name", "newName", "path", "updatedReferences"}

@@ -71,11 +71,12 @@ def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> i
             )
         for problem in config.patterns.problems:
             print(f"memory-ls: warning: {problem}", file=stderr)
-        # A search, a move (to find the referrers), a read (who supersedes it) and `about`
-        # (to find the mentions) open the full-text index (kept in the user's cache directory).
+        # A search, a move or a delete (to find the referrers), a read (who supersedes it)
+        # and `about` (to find the mentions) open the full-text index (kept in the user's
+        # cache directory).
         search_index = (
             SearchIndex(config, live=False)
-            if args.command in ("search", "move", "read", "about", "revert")
+            if args.command in ("search", "move", "delete", "read", "about", "revert")
             else None
         )
         try:

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from memory_ls.cli.common import _relative
-from memory_ls.core.operations.report import index_note
+from memory_ls.core.operations.report import broken_links_note, index_note, rewritten_note
 from memory_ls.core.storage.folders import StoreConfig
 
 
@@ -37,12 +37,17 @@ def _result_text(command: str, result: dict[str, Any], rel: Any) -> str:
     if command == "edit":
         return f"{result['name']}: {result['replacements']} replacement(s) in {rel(result['path'])}"
     if command == "delete":
-        return f"deleted {result['name']} ({rel(result['path'])})"
+        text = f"deleted {result['name']} ({rel(result['path'])})"
+        # What the delete broke, as agents are told it.
+        broken = broken_links_note(result)
+        return f"{text}\n{broken}" if broken else text
     if command == "move":
-        return (
+        text = (
             f"{result['name']} -> {result['newName']} ({rel(result['path'])}); "
             f"{result['updatedReferences']} reference(s) updated"
         )
+        rewritten = rewritten_note(result)
+        return f"{text}\n{rewritten}" if rewritten else text
     if command == "history":
         return _history_text(result, rel)
     if command == "revert":

@@ -104,11 +104,22 @@ class EditResult(TypedDict):
     diagnostics: list[Finding]
 
 
+class BrokenLink(TypedDict):
+    """A memory whose link a delete broke, and its first such line (1-based)."""
+
+    name: str
+    path: str
+    line: int
+
+
 class DeleteResult(TypedDict):
     """The result of delete_memory (`memory.delete`)."""
 
     name: str
     path: str
+    # The memories that link to the deleted one (at most 20), and how many more do.
+    brokenLinks: NotRequired[list[BrokenLink]]
+    moreBrokenLinks: NotRequired[int]
     index: NotRequired[IndexState]
 
 
@@ -119,6 +130,9 @@ class MoveResult(TypedDict):
     newName: str
     path: str
     updatedReferences: int
+    # The memories whose references were rewritten (at most 20), and how many more were.
+    rewritten: NotRequired[list[str]]
+    moreRewritten: NotRequired[int]
     diagnostics: list[Finding]
     index: NotRequired[IndexState]
 

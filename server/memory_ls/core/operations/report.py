@@ -282,3 +282,33 @@ def index_note(result: dict[str, Any]) -> str:
             f"shorten {name} or move the entry up."
         )
     return note
+
+
+def _names(rows: Sequence[str], more: int) -> str:
+    """Names in a sentence: `a, b and c`, and how many more were left out."""
+    items = list(rows) + ([f"{more} more"] if more else [])
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def broken_links_note(result: dict[str, Any]) -> str:
+    """What a delete broke: the memories that link to the deleted one (empty if none)."""
+    links = result.get("brokenLinks") or []
+    if not links:
+        return ""
+    more = int(result.get("moreBrokenLinks") or 0)
+    total = len(links) + more
+    listed = _names([f"{link['name']} (line {link['line']})" for link in links], more)
+    who = "1 memory links" if total == 1 else f"{total} memories link"
+    now = "now has a broken link" if total == 1 else "now have broken links"
+    return (
+        f"{who} to it and {now}: {listed}. Edit {'it' if total == 1 else 'them'} to link "
+        f"elsewhere, or write a memory named {result['name']} again."
+    )
+
+
+def rewritten_note(result: dict[str, Any]) -> str:
+    """Which memories a rename rewrote references in (empty if none)."""
+    names = result.get("rewritten") or []
+    if not names:
+        return ""
+    return f"References rewritten in {_names(names, int(result.get('moreRewritten') or 0))}."

@@ -25,7 +25,7 @@ from memory_ls.core.storage.memory import Change, MemoryFile, MovePlan
 from memory_ls.core.storage.routing import route_new
 from memory_ls.core.store_parts.arguments import _check_version_arg
 from memory_ls.core.store_parts.base import _bytes_or_none
-from memory_ls.core.store_parts.writing import Writing, _check_path_free
+from memory_ls.core.store_parts.writing import SIDE_EFFECT_LIMIT, Writing, _check_path_free
 
 
 def _rewrite_references(text: str, plan: MovePlan) -> tuple[str, int]:
@@ -98,7 +98,7 @@ class Moving(Writing):
         # Who refers to the memory is asked before it moves (a link index keys by name).
         holders = self._reference_holders(plan)
         self.move_file(plan, expected)
-        updated = self._rewrite_all(plan, holders)
+        updated, rewritten = self._rewrite_all(plan, holders)
         moved = self.changes[-1]
         if updated and moved.action == "move":
             # Its own links to its old name were rewritten too: the findings are of that.
@@ -110,6 +110,14 @@ class Moving(Writing):
             "newName": plan.new_qualified,
             "path": plan.target,
             "updatedReferences": updated,
+            **(
+                {
+                    "rewritten": rewritten[:SIDE_EFFECT_LIMIT],
+                    "moreRewritten": max(0, len(rewritten) - SIDE_EFFECT_LIMIT),
+                }
+                if rewritten
+                else {}
+            ),
             **({"index": index.as_dict()} if index is not None else {}),
         }
 
@@ -156,10 +164,8 @@ class Moving(Writing):
     def _reference_holders(self, plan: MovePlan) -> list[MemoryFile] | None:
         """The memories that may refer to the one `plan` moves, at their paths after the
         move; None when only reading every memory can tell."""
-        if self.reference_sources is None:
-            return None
         qualified = plan.source.qualified
-        paths = self.reference_sources([qualified, serena_key(qualified)])
+        paths = self._link_sources(qualified, serena_key(qualified))
         if paths is None:
             return None
         holders: list[MemoryFile] = []
@@ -169,9 +175,12 @@ class Moving(Writing):
                 holders.append(MemoryFile(owned[1], path, owned[0]))
         return holders
 
-    def _rewrite_all(self, plan: MovePlan, holders: Sequence[MemoryFile] | None = None) -> int:
+    def _rewrite_all(
+        self, plan: MovePlan, holders: Sequence[MemoryFile] | None = None
+    ) -> tuple[int, list[str]]:
         """Rewrite references to the moved memory in every writable memory (in `holders`
-        where a link index named them); return how many. A memory the store may not write
+        where a link index named them); return how many, and the names of the memories
+        rewritten (sorted; the moved one by its new name). A memory the store may not write
         (read-only, or a link leading out of every folder) keeps its reference.
 
         `mem:OLD` is rewritten wherever Serena's rename rewrites it (anywhere in the file,
@@ -179,6 +188,7 @@ class Moving(Writing):
         files' bytes change only there: a rewritten reference is not an update.
         """
         total = 0
+        rewritten: list[str] = []
         for memory in self.scan() if holders is None else holders:
             if memory.read_only:
                 continue
@@ -212,4 +222,5 @@ class Moving(Writing):
                 if self.wrote is not None:
                     self.wrote(memory.path)
                 total += count
-        return total
+                rewritten.append(memory.qualified)
+        return total, sorted(dict.fromkeys(rewritten))

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -31,6 +32,7 @@ from memory_ls.core.rules.names import (
     parse_name,
     qualify,
 )
+from memory_ls.core.rules.references import find_references
 from memory_ls.core.rules.replace import replace_text
 from memory_ls.core.storage.folders import Folder
 from memory_ls.core.storage.fsio import (
@@ -41,7 +43,7 @@ from memory_ls.core.storage.fsio import (
     utf8_or_none,
 )
 from memory_ls.core.storage.gate import check_content, check_version, version_of
-from memory_ls.core.storage.memory import Change, MemoryFile
+from memory_ls.core.storage.memory import LISTING_READ_LIMIT, Change, MemoryFile
 from memory_ls.core.storage.routing import route_new, unknown_prefix
 from memory_ls.core.store_parts.arguments import (
     _check_flag,
@@ -52,6 +54,9 @@ from memory_ls.core.store_parts.arguments import (
 )
 from memory_ls.core.store_parts.base import _bytes_or_none, _versions
 from memory_ls.core.store_parts.searching import Searching
+
+# Memories a delete's or a rename's answer names at most (the rest are counted).
+SIDE_EFFECT_LIMIT = 20
 
 
 def _check_path_free(folder: Folder, name: str) -> None:
@@ -409,6 +414,9 @@ class Writing(Searching):
         expected = _check_version_arg(expected_version)
         memory = self.find(raw_name, scope, write=True)
         self._writable(memory)
+        # Who links to the memory is asked before it goes, as a move asks (a link index
+        # keys by name).
+        sources = self._link_sources(memory.qualified)
         with folder_lock(memory.folder.real):
             memory = self.find(raw_name, scope, write=True)
             before = read_bytes(memory.path) if expected is not None else None
@@ -419,10 +427,56 @@ class Writing(Searching):
                 self._journal("delete", memory, kept, None)
             index = self._update_index(memory.folder, memory.path, "removed")
         self._record(Change("delete", memory, before, None))
+        broken = self._broken_links(memory, sources)
         result: dict[str, Any] = {"name": memory.qualified, "path": memory.path}
+        if broken:  # a delete nobody's links named says nothing more
+            result["brokenLinks"] = broken[:SIDE_EFFECT_LIMIT]
+            result["moreBrokenLinks"] = max(0, len(broken) - SIDE_EFFECT_LIMIT)
         if index is not None:
             result["index"] = index.as_dict()
         return result
+
+    def _link_sources(self, qualified: str, *keys: str) -> list[str] | None:
+        """The paths of the memories that may refer to `qualified` (or hold the other link
+        `keys`), as the link index names them; None when only reading every memory can tell."""
+        if self.reference_sources is None:
+            return None
+        return self.reference_sources([qualified, *keys])
+
+    def _broken_links(
+        self, deleted: MemoryFile, sources: Sequence[str] | None
+    ) -> list[dict[str, Any]]:
+        """The memories whose links (`[[name]]`, `[[name|label]]`, `` `mem:name` ``) the
+        delete of `deleted` broke, each with its first such line (1-based), by name: none
+        when another file of its name answers them now. `sources`: the link index's
+        candidates (asked before the delete), else every memory is read."""
+        if self.locate_all(deleted.name, deleted.scope):
+            return []
+        paths = sources if sources is not None else [m.path for m in self.scan()]
+        # The name written whole, not as the start of a longer one (`note_6` in `note_60`).
+        written = re.compile(re.escape(deleted.name) + "(?![A-Za-z0-9_-])")
+        limit = LISTING_READ_LIMIT * self.config.max_memory_bytes
+        found: list[dict[str, Any]] = []
+        for path in dict.fromkeys(paths):
+            owned = self.config.name_of(path) if path != deleted.path else None
+            if owned is None:
+                continue
+            try:
+                if os.path.getsize(path) > limit:
+                    continue
+                text = utf8_or_none(read_bytes(path))
+            except OSError:
+                continue
+            if text is None or written.search(text) is None:
+                continue
+            refs = find_references(text, deleted.name)
+            ref = next((r for r in refs if r.target == deleted.qualified), None)
+            if ref is None:
+                continue
+            holder = MemoryFile(owned[1], path, owned[0])
+            found.append({"name": holder.qualified, "path": path, "line": ref.line + 1})
+        found.sort(key=lambda row: (str(row["name"]), str(row["path"])))
+        return found
 
     # ----- the agent's index (Claude Code's MEMORY.md) ----------------------------------
 

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from memory_ls.core.operations.report import index_note
+from memory_ls.core.operations.report import broken_links_note, index_note, rewritten_note
 from memory_ls.core.store import Store
 from memory_ls.mcp.answers import answer
 from memory_ls.mcp.results import DeleteResult, MoveResult
@@ -23,9 +23,9 @@ def delete_memory(ctx: ToolContext) -> Callable[..., Any]:
     ) -> Annotated[CallToolResult, DeleteResult]:
         def act(store: Store) -> CallToolResult:
             result = store.delete(memory_name, expected_version=expected_version)
-            note = index_note(result)
+            notes = (broken_links_note(result), index_note(result))
             head = f"Deleted {result['name']} ({result['path']})."
-            return answer(f"{head} {note}" if note else head, result)
+            return answer(" ".join([head, *(n for n in notes if n)]), result)
 
         return ctx.stores.run(act)
 
@@ -48,8 +48,8 @@ def rename_memory(ctx: ToolContext) -> Callable[..., Any]:
                 f"({placement_reason(result['newName'], result['path'], store.config)}); "
                 f"{count} reference{'' if count == 1 else 's'} in other memories updated."
             )
-            note = index_note(result)
-            head = f"{head} {note}" if note else head
+            notes = (rewritten_note(result), index_note(result))
+            head = " ".join([head, *(n for n in notes if n)])
             return checked_answer(store, result, head)
 
         return ctx.stores.run(act)
