@@ -170,6 +170,12 @@ REFUSALS: dict[str, list[tuple[str, Call]]] = {
         ("search-limit-bool", lambda s: s.search("x", limit=True)),
         ("tags-scope", lambda s: s.tags(scope="nowhere")),
         ("export-scope", lambda s: s.export(scope="x")),
+        # Not a version at all: a wrong argument, not a conflict (nobody changed anything).
+        ("version-short", lambda s: s.save("notes", "x", expected_version="abc")),
+        ("version-not-hex", lambda s: s.edit("notes", content="x", expected_version="v" * 16)),
+        ("version-empty", lambda s: s.delete("notes", expected_version="")),
+        ("version-type", lambda s: s.move("notes", "renamed", expected_version=12345)),
+        ("version-long", lambda s: s.save("notes", "x", expected_version="0" * 64)),
         ("import-not-list", lambda s: s.import_records({"name": "x", "content": "x"})),
         ("import-record-type", lambda s: s.import_records(["x"])),
         ("import-content-type", lambda s: s.import_records([{"name": "x", "content": 1}])),

@@ -11,6 +11,7 @@ from memory_ls.config import FolderSetting, Settings
 from memory_ls.core.operations.report import change_findings, findings_text
 from memory_ls.core.rules.errors import (
     Exists,
+    InvalidArguments,
     InvalidEncoding,
     InvalidFrontmatter,
     PossibleSecret,
@@ -66,6 +67,38 @@ def test_a_write_against_an_old_version_changes_nothing(tmp_path: Path) -> None:
     with pytest.raises(VersionConflict, match="no longer exists"):
         store.save("gone", "x", expected_version=old)
     assert not (tmp_path / ".serena" / "memories" / "gone.md").exists()
+
+
+@pytest.mark.parametrize(
+    "given",
+    ["abc", "", "   ", "v" * 16, "0" * 64, "0123456789abcdef0", "latest", 16, True, ["x"]],
+)
+def test_a_malformed_version_is_a_wrong_argument_not_a_conflict(
+    tmp_path: Path, given: object
+) -> None:
+    store = _store(tmp_path)
+    store.save("notes", "# Notes\n")
+    path = tmp_path / ".serena" / "memories" / "notes.md"
+    for write in (
+        lambda: store.save("notes", "mine", expected_version=given),  # type: ignore[arg-type]
+        lambda: store.edit("notes", content="mine", expected_version=given),  # type: ignore[arg-type]
+        lambda: store.delete("notes", expected_version=given),  # type: ignore[arg-type]
+        lambda: store.move("notes", "renamed", expected_version=given),  # type: ignore[arg-type]
+        lambda: store.save("gone", "x", expected_version=given),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(InvalidArguments) as info:
+            write()
+        assert not isinstance(info.value, VersionConflict)
+        message = str(info.value)
+        # What a version looks like and where to get one.
+        assert "16 hex digits" in message and "read_memory" in message
+        assert "Nothing was changed" in message
+    assert path.read_text() == "# Notes\n"
+    assert not (tmp_path / ".serena" / "memories" / "gone.md").exists()
+    # Surrounding spaces around a real version are forgiven, as capitals are.
+    version = store.read("notes")["version"]
+    store.save("notes", "mine\n", expected_version=f" {version.upper()}\n")
+    assert path.read_text() == "mine\n"
 
 
 def test_create_only_refuses_an_existing_memory_wherever_it_is(tmp_path: Path) -> None:

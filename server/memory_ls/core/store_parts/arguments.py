@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 from memory_ls.core.rules.errors import InvalidArguments
+from memory_ls.core.storage.gate import VERSION_HEX_DIGITS
 
 SCOPES = ("project", "global", "all")
 
@@ -34,12 +37,27 @@ def _check_unicode(value: str, what: str) -> None:
         ) from exc
 
 
+# What a read answers as a memory's version (gate.version_of): hex digits, any case.
+_VERSION = re.compile(rf"[0-9a-fA-F]{{{VERSION_HEX_DIGITS}}}")
+
+
 def _check_version_arg(value: object) -> str | None:
+    """A version the caller read, or None; anything that is no version at all is refused
+    as a wrong argument, not called a conflict (a conflict says someone changed the memory)."""
     if value is None:
         return None
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidArguments("expectedVersion must be a version string from a read.")
-    return value
+    if not isinstance(value, str) or _VERSION.fullmatch(value.strip()) is None:
+        if isinstance(value, str):
+            shown = repr(value if len(value) <= 24 else value[:24] + "…")
+        else:
+            shown = f"a value of type {type(value).__name__}"
+        raise InvalidArguments(
+            f"The expected version must be a version a read answered: {VERSION_HEX_DIGITS} hex "
+            f"digits such as '0123456789abcdef', not {shown}. Read the memory and pass the "
+            "version its answer gives (read_memory's version), or leave it out. "
+            "Nothing was changed."
+        )
+    return value.strip().lower()
 
 
 def _check_flag(value: object, what: str) -> bool:
