@@ -7,6 +7,7 @@ import pytest
 from e2e_support import CLIENTS, Workspace, session, wait_until
 from lsprotocol import types
 from navigation_support import Editor, code_actions
+from pygls.exceptions import JsonRpcException
 
 pytestmark = pytest.mark.asyncio
 
@@ -151,3 +152,24 @@ async def test_markers_in_a_fenced_example_are_not_a_conflict(
         )
         assert "merge-conflict" not in codes()
         editor.close_all()
+
+
+@pytest.mark.parametrize("client_name", CLIENTS[:1])
+async def test_memory_save_and_edit_refuse_conflict_markers(
+    workspace: Workspace, client_name: str
+) -> None:
+    conflicted = "# Deploy\n<<<<<<< HEAD\nweekly\n=======\ndaily\n>>>>>>> feature\n"
+    async with session(workspace, client_name=client_name) as server:
+        with pytest.raises(JsonRpcException) as info:
+            await server.command("memory.save", {"name": "deploy", "content": conflicted})
+        assert isinstance(info.value.data, dict) and info.value.data["code"] == "merge-conflict"
+        assert "keep one side" in info.value.message
+        assert not (workspace.primary / "deploy.md").exists()
+        await server.command("memory.save", {"name": "deploy", "content": "# Deploy\nweekly\n"})
+        with pytest.raises(JsonRpcException) as info:
+            await server.command(
+                "memory.edit",
+                {"name": "deploy", "needle": "weekly", "replacement": conflicted},
+            )
+        assert isinstance(info.value.data, dict) and info.value.data["code"] == "merge-conflict"
+        assert "<<<<<<<" not in (workspace.primary / "deploy.md").read_text()

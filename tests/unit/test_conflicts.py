@@ -160,3 +160,46 @@ def test_check_of_a_fenced_example_is_clean(ws: Workspace) -> None:
     assert [d for d in check_store(store) if d.code == "merge-conflict"] == []
     memory, data = store.read_file("resolving_conflicts")
     assert "warning" not in store.read_answer(memory, data)[0]
+
+
+# ----- writes: content with conflict markers is refused, the fix is allowed ------------------
+
+
+def test_a_write_with_conflict_markers_is_refused(ws: Workspace) -> None:
+    store = ws.store()
+    with ws.refuses("merge-conflict") as info:
+        store.save("deploy", BODY_CONFLICT)
+    message = str(info.value)
+    assert "resolve the conflict: keep one side" in message.lower()
+    assert "remove the markers" in message and "Nothing was written." in message
+    diff3 = "# X\n<<<<<<< ours\na\n||||||| base\nb\n=======\nc\n>>>>>>> theirs\n"
+    with ws.refuses("merge-conflict"):
+        store.save("x", diff3)
+    with ws.refuses("merge-conflict"):
+        store.save("stray", "# X\nkept\n>>>>>>> feature\n")
+    store.save("resolving_conflicts", FENCED_EXAMPLE)  # an example in code is fine
+    store.save("clean", "# Clean\n\nsome line\n")
+    with ws.refuses("merge-conflict"):
+        store.edit(
+            "clean", needle="some line", replacement="<<<<<<< HEAD\na\n=======\nb\n>>>>>>> x"
+        )
+
+
+def test_writing_a_conflicted_memory_back_is_refused_and_the_fix_allowed(ws: Workspace) -> None:
+    store = ws.store()
+    two = BODY_CONFLICT + "\n<<<<<<< HEAD\nweekly\n=======\ndaily\n>>>>>>> feature\n"
+    path = ws.write(ws.primary / "deploy.md", two)
+    # An edit elsewhere keeps every marker: the markers would be written back.
+    with ws.refuses("merge-conflict"):
+        store.edit("deploy", needle="Then check the logs.", replacement="Then check logs.")
+    with ws.refuses("merge-conflict"):
+        store.save("deploy", two + "More.\n")
+    # Resolving one block of two is a step of the fix.
+    store.edit(
+        "deploy",
+        needle="<<<<<<< HEAD\nRun make deploy.\n=======\nRun ./deploy.sh.\n>>>>>>> feature\n",
+        replacement="Run make deploy.\n",
+    )
+    assert len(find_conflicts(path.read_text()).blocks) == 1
+    store.save("deploy", "# Deploy\n\nRun make deploy, daily.\n")
+    assert not find_conflicts(path.read_text())

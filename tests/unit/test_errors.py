@@ -21,6 +21,7 @@ from memory_ls.core.rules.errors import (
     InvalidFrontmatter,
     InvalidName,
     IoError,
+    MergeConflict,
     NoMatch,
     NotFound,
     OutsideStore,
@@ -241,6 +242,10 @@ REFUSALS["possible-secret"] = [
     ("edit", lambda s: s.edit("notes", needle="line one", replacement="sk_live_" + "a" * 24)),
 ]
 
+REFUSALS["merge-conflict"] = [
+    ("save", lambda s: s.save("new", "<<<<<<< HEAD\na\n=======\nb\n>>>>>>> x\n")),
+    ("edit", lambda s: s.edit("notes", needle="line one", replacement=">>>>>>> feature")),
+]
 REFUSALS["io-error"] = [
     ("save", _os_refuses(lambda s: s.save("new", "x"), "os.replace", errno.ENOSPC)),
     ("save-topic", _os_refuses(lambda s: s.save("t/new", "x"), "os.mkdir", errno.EACCES)),
@@ -269,6 +274,7 @@ ERROR_CLASSES = {
     "invalid-encoding": InvalidEncoding,
     "invalid-frontmatter": InvalidFrontmatter,
     "possible-secret": PossibleSecret,
+    "merge-conflict": MergeConflict,
 }
 
 
@@ -314,7 +320,7 @@ def test_refusal_has_its_code_and_changes_nothing(ws: Workspace, code: str, call
 
 def test_every_error_code_is_covered() -> None:
     assert set(REFUSALS) == set(ERROR_CODES) == set(ERROR_CLASSES)
-    assert len(ERROR_CODES) == 15
+    assert len(ERROR_CODES) == 16
     for code, cls in ERROR_CLASSES.items():
         assert cls.code == code
         assert issubclass(cls, MemoryStoreError)

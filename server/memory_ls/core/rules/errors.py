@@ -108,6 +108,12 @@ class PossibleSecret(MemoryStoreError):
     code = "possible-secret"
 
 
+class MergeConflict(MemoryStoreError):
+    """A write whose content holds git merge conflict markers (outside code)."""
+
+    code = "merge-conflict"
+
+
 class InvalidArguments(MemoryStoreError):
     """Arguments of the wrong type or shape."""
 
@@ -152,4 +158,5 @@ ERROR_CODES: tuple[str, ...] = (
     "invalid-encoding",
     "invalid-frontmatter",
     "possible-secret",
+    "merge-conflict",
 )

@@ -13,10 +13,12 @@ import codecs
 import hashlib
 from collections import Counter
 
+from memory_ls.core.rules.conflicts import Conflicts, find_conflicts
 from memory_ls.core.rules.document import decode_memory, parse_document
 from memory_ls.core.rules.errors import (
     InvalidEncoding,
     InvalidFrontmatter,
+    MergeConflict,
     PossibleSecret,
     VersionConflict,
 )
@@ -73,6 +75,7 @@ def check_content(
             "Markdown text. Remove the control bytes; nothing was written."
         )
     old_text = decode_memory(before)[0] if before is not None else None
+    _refuse_conflict_markers(old_text, text, qualified)
     new_problem = parse_document(text).problem
     if new_problem is not None:
         old_problem = parse_document(old_text).problem if old_text is not None else None
@@ -84,6 +87,36 @@ def check_content(
             )
     if project and secrets == "refuse":
         _refuse_new_secrets(old_text, text, qualified)
+
+
+def _refuse_conflict_markers(old_text: str | None, text: str, qualified: str) -> None:
+    """Refuse content holding git conflict markers outside code, unless it resolves some.
+
+    Writing the markers (back) stores both sides as knowledge. A write that leaves fewer
+    marker lines than a conflicted memory held is a step of the fix, and allowed.
+    """
+    found = find_conflicts(text)
+    if not found:
+        return
+    if old_text is not None:
+        old = find_conflicts(old_text)
+        if _marker_count(found) < _marker_count(old):
+            return
+    first = found.first_line
+    assert first is not None
+    what = f"{len(found.blocks)} conflict block(s)" if found.blocks else "stray marker lines"
+    raise MergeConflict(
+        f"Refused to write {qualified!r}: its content holds unresolved git merge conflict "
+        f"markers ({what}, from line {first + 1}), two versions of the same lines. Resolve "
+        "the conflict: keep one side (or both), remove the markers (`<<<<<<<`, `|||||||`, "
+        "`=======`, `>>>>>>>`), then write it again. Markers meant as an example belong in "
+        "a fenced code block. Nothing was written."
+    )
+
+
+def _marker_count(found: Conflicts) -> int:
+    """How many marker lines a text holds."""
+    return sum(len(block.marker_lines) for block in found.blocks) + len(found.stray)
 
 
 def _secret_values(text: str) -> list[tuple[str, int, str]]:
