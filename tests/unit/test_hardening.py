@@ -181,6 +181,7 @@ SECRETS = {
     "Stripe key": "sk_live_abcdefghijklmnopqrstuvwx",
     "private key": "-----BEGIN RSA PRIVATE KEY-----",
     "password or secret assignment": 'DB_PASSWORD = "hunter2-but-longer"',
+    "password in a URL": "DATABASE_URL=postgres://shop:Tr0ub4dor3x@db.internal:5432/shop",
 }
 NOT_SECRETS = [
     "password = <your password here>",
@@ -189,6 +190,15 @@ NOT_SECRETS = [
     "secret: changeme",
     "token: os.environ['TOKEN']",
     "AKIA is the prefix of AWS access key ids.",
+    "postgres://user:password@localhost/db",
+    "postgres://user:<password>@host/db",
+    "postgres://user:${DB_PASSWORD}@host/db",
+    "redis://:****@cache:6379",
+    "mysql://root:xxx@localhost/db",
+    "amqp://guest:guest@rabbit/",
+    "postgres://{user}:{password}@{host}/db",
+    "ssh://git@github.com:22/org/repo.git",
+    "docker://registry.local:5000@sha256:abc",
 ]
 
 
@@ -240,9 +250,15 @@ _SECRET_PIECES = [
         "rk_live_",
         "gho_",
         "github_pat_",
+        "://",
+        "@",
+        ":",
+        "@db",
     ],
     *["ApI_KeY", "pİvate", "ı", "ſecret", "Key", "api-Key", "AUTH_TOKEN", "pwd", "passwd"],
     "abcdefghij0123456789ABCDEFGHIJ0123456789",
+    "redis",
+    "s3cr3tP4ss",
 ]
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from memory_ls.config import FolderSetting, Settings
+from memory_ls.core.operations.check import check_store
 from memory_ls.core.operations.report import change_findings, findings_text
 from memory_ls.core.rules.errors import (
     Exists,
@@ -130,6 +131,48 @@ def test_the_gate_refuses_only_what_the_write_brings(tmp_path: Path) -> None:
     store.save("global/mine", AWS_KEY)
     # A store that only warns writes the secret.
     _store(tmp_path, secrets="warn").save("warned", f"{AWS_KEY}\n")
+
+
+@pytest.mark.parametrize(
+    ("url", "password"),
+    [
+        ("postgres://shop:Tr0ub4dor3x@db.internal:5432/shop", "Tr0ub4dor3x"),
+        ("https://ci-bot:ghs_4f7Qm2LpZx9Rk1@git.example.com/org/repo.git", "ghs_4f7Qm2LpZx9Rk1"),
+        ("mysql://root:s3cr3tP4ss@localhost/app", "s3cr3tP4ss"),
+        ("redis://:hunter2pw@cache:6379/0", "hunter2pw"),
+    ],
+)
+def test_a_password_inside_a_url_is_refused_like_other_secrets(
+    tmp_path: Path, url: str, password: str
+) -> None:
+    store = _store(tmp_path)
+    with pytest.raises(PossibleSecret, match="line 3: a password in a URL") as info:
+        store.save("deploy", f"# Deploy\n\nThe database is at {url}.\n")
+    assert password not in str(info.value)
+    assert not (tmp_path / ".serena" / "memories" / "deploy.md").exists()
+    # A store that only warns writes it, and `check` reports it.
+    _store(tmp_path, secrets="warn").save("deploy", f"# Deploy\n\n{url}\n")
+    found = [
+        (d.code, d.line) for d in check_store(_store(tmp_path)) if Path(d.path).name == "deploy.md"
+    ]
+    assert found == [("possible-secret", 2)]
+
+
+def test_placeholders_in_urls_are_not_secrets(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    for url in (
+        "postgres://user:password@localhost/db",
+        "postgres://user:pass@localhost/db",
+        "postgres://user:<password>@host/db",
+        "postgres://app:${DB_PASSWORD}@host/db",
+        "postgres://app:$DB_PASSWORD@host/db",
+        "redis://:****@cache:6379",
+        "mysql://root:xxx@localhost/db",
+        "amqp://app:changeme@rabbit/",
+        "postgres://postgres:postgres@localhost/db",
+        "postgres://{user}:{password}@{host}/db",
+    ):
+        store.save("deploy", f"# Deploy\n\nConnect with {url}.\n")
 
 
 def test_reads_say_what_is_wrong_with_the_encoding() -> None:

@@ -55,6 +55,18 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], tuple[Finder, ...], bool], ...] = (
         True,
     ),
     (
+        # scheme://user:password@host (a database or broker URL, a clone URL with a token):
+        # the user and password, not a port (registry:5000@sha256:...) nor the user again
+        # (postgres:postgres, guest:guest: a well-known default, not a leak).
+        "password in a URL",
+        re.compile(
+            r"(?<=://)(?P<user>[^\s:/@?#\"'`<>]*):(?!(?P=user)@)(?!\d{1,5}@)"
+            r"(?P<value>[^\s/?#\"'`]{3,})(?=@[A-Za-z0-9\[])"
+        ),
+        ("://",),
+        False,
+    ),
+    (
         "password or secret assignment",
         re.compile(
             r"(?i)(?<![a-z0-9])(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token"
@@ -67,6 +79,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], tuple[Finder, ...], bool], ...] = (
 # Values that document a setting rather than leak one.
 _PLACEHOLDER = re.compile(
     r"(?i)^(?:<.*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_]+%|\{\{.*\}\}|[x*.\-_]+|"
+    r"\{[A-Za-z_][A-Za-z0-9_.]*\}|%\([A-Za-z_]+\)s|\[[^\]]*\]|"
+    r"(?:pass(?:word|wd)?|pwd|pw|secret|token)|"
     r"(?:your|my|some|the|example|dummy|fake|placeholder|changeme|redacted|none|null|"
     r"true|false|required|optional|env|os\.environ|process\.env|getenv)\b.*)$"
 )
