@@ -67,6 +67,26 @@ async def test_mcp_refuses_writing_conflict_markers_and_allows_the_fix(ws: Works
     assert (ws.primary / "resolving.md").read_text().endswith(FENCED)
 
 
+async def test_search_marks_a_hit_from_a_conflicted_memory(ws: Workspace) -> None:
+    ws.primary.mkdir(parents=True)
+    (ws.primary / "deploy.md").write_text(CONFLICTED)
+    (ws.primary / "deploy_tips.md").write_text("# Deploy tips\n\nShip with care.\n")
+    (ws.primary / "resolving.md").write_text(FENCED.replace("ours", "ship ours"))
+    async with mcp_server(ws) as session:
+        text, result = await ok(session, "search_memories", query="ship")
+        rows = {row["name"]: row for row in result["memories"]}
+        assert set(rows) == {"deploy", "deploy_tips", "resolving"}
+        assert rows["deploy"]["warnings"] == ["merge-conflict"]
+        assert "warnings" not in rows["deploy_tips"] and "warnings" not in rows["resolving"]
+        note = (
+            "⚠ merge-conflict: this memory holds unresolved conflict markers; both sides are shown"
+        )
+        assert text.count(note) == 1
+        block = next(b for b in text.split("\n") if b.endswith(")") and " deploy — " in b)
+        after = text.split(block + "\n", 1)[1]
+        assert after.startswith("   " + note)
+
+
 def cli(ws: Workspace, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     """`memory-ls` as a process in the workspace root."""
     env = {**os.environ, "HOME": str(ws.tmp / "home"), "XDG_CACHE_HOME": str(ws.tmp / "cache")}
@@ -105,5 +125,11 @@ def test_the_cli_refuses_conflict_markers_and_checks_a_fenced_example_clean(
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "merge-conflict" not in checked.stdout
     (ws.primary / "deploy.md").write_text(CONFLICTED)  # a conflict git left is still an error
+    found = cli(ws, "search", "ship")
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.startswith(
+        "⚠ merge-conflict: deploy holds unresolved conflict markers; both sides are shown\ndeploy:"
+    )
+    assert found.stdout.count("merge-conflict") == 1
     checked = cli(ws, "check")
     assert checked.returncode == 1 and "merge-conflict" in checked.stdout

@@ -79,7 +79,16 @@ def _result_text(command: str, result: dict[str, Any], rel: Any) -> str:
             lines.append(f"({more}: --cursor {result['nextCursor']})")
         return "\n".join(lines) if lines else "(no memories)"
     if command == "search":
-        rows = [f"{r['name']}:{r['line']}: {r['text']}" for r in result["results"]]
+        warned: set[str] = set()
+        rows = []
+        for r in result["results"]:
+            if "merge-conflict" in r.get("warnings", ()) and r["name"] not in warned:
+                warned.add(r["name"])
+                rows.append(
+                    f"⚠ merge-conflict: {r['name']} holds unresolved conflict markers; "
+                    "both sides are shown"
+                )
+            rows.append(f"{r['name']}:{r['line']}: {r['text']}")
         return "\n".join([*(rows or ["(no matches)"]), *_agent_files_text(result)])
     if command == "about":
         return _about_text(result, rel)

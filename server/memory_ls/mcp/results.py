@@ -198,6 +198,7 @@ class SearchMemory(TypedDict):
     matched: list[str]  # the query's words (and phrases) it holds
     supersededBy: list[str]  # newer memories that replace it: read those
     lines: list[SearchLine]  # its best 1-3 lines
+    warnings: NotRequired[list[str]]  # "merge-conflict": it holds unresolved conflict markers
 
 
 class AgentFileMatch(TypedDict):

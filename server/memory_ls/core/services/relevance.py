@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from itertools import accumulate
 from typing import Any
 
+from memory_ls.core.rules.conflicts import find_conflicts, may_hold_markers
 from memory_ls.core.rules.errors import InvalidArguments
 from memory_ls.core.rules.stemming import STOP_WORDS, stem
 from memory_ls.core.rules.titles import title_of as listing_title
@@ -300,35 +301,47 @@ class Hit:
     lines: list[tuple[int, str]]
     superseded_by: tuple[str, ...] = ()
     supersedes: tuple[str, ...] = field(default=(), repr=False)
+    # "merge-conflict" when the memory holds unresolved conflict markers: both sides shown.
+    warnings: tuple[str, ...] = ()
+
+    def _warned(self, row: dict[str, Any]) -> dict[str, Any]:
+        """A row with the hit's warnings, when it has any (an optional key)."""
+        if self.warnings:
+            row["warnings"] = list(self.warnings)
+        return row
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per matching line (`memory.search`, `memory-ls search`)."""
         return [
-            {
-                "name": self.name,
-                "path": self.path,
-                "line": line,
-                "text": text,
-                "score": round(self.score, 3),
-                "title": self.title,
-                "matched": list(self.matched),
-                "supersededBy": list(self.superseded_by),
-            }
+            self._warned(
+                {
+                    "name": self.name,
+                    "path": self.path,
+                    "line": line,
+                    "text": text,
+                    "score": round(self.score, 3),
+                    "title": self.title,
+                    "matched": list(self.matched),
+                    "supersededBy": list(self.superseded_by),
+                }
+            )
             for line, text in self.lines
         ]
 
     def summary(self) -> dict[str, Any]:
         """One row for the memory, with its best lines (`search_memories`)."""
         best = sorted(self.lines[:BEST_LINES])
-        return {
-            "name": self.name,
-            "path": self.path,
-            "title": self.title,
-            "score": round(self.score, 3),
-            "matched": list(self.matched),
-            "supersededBy": list(self.superseded_by),
-            "lines": [{"line": line, "text": text} for line, text in best],
-        }
+        return self._warned(
+            {
+                "name": self.name,
+                "path": self.path,
+                "title": self.title,
+                "score": round(self.score, 3),
+                "matched": list(self.matched),
+                "supersededBy": list(self.superseded_by),
+                "lines": [{"line": line, "text": text} for line, text in best],
+            }
+        )
 
 
 def describe(
@@ -390,7 +403,18 @@ def describe(
         # It matched in its name, or a phrase across lines: its first line stands for it.
         first = next((i for i, ln in enumerate(lines) if ln.strip()), 0)
         shown = [(body_line + first + 1, snippet(lines[first] if lines else "", 0))]
-    return Hit(name, path, score, title_of(body), matched, shown, tuple(superseded_by))
+    # A hit's text is already here: the cheap test first, the markers only when it passes.
+    conflicted = may_hold_markers(body) and bool(find_conflicts(body))
+    return Hit(
+        name,
+        path,
+        score,
+        title_of(body),
+        matched,
+        shown,
+        tuple(superseded_by),
+        warnings=("merge-conflict",) if conflicted else (),
+    )
 
 
 def _first_hit(query: Query, line: str) -> int:

@@ -20,6 +20,10 @@ DEFAULT_MEMORIES = 10
 # An answer (its text and its structured copy) stays under about 8,000 tokens at about 4
 # characters a token: memories past this budget are left for the next page.
 ANSWER_BUDGET_CHARS = 32_000
+# Said under a hit from a memory holding git merge conflict markers (issue 34).
+CONFLICT_NOTE = (
+    "⚠ merge-conflict: this memory holds unresolved conflict markers; both sides are shown"
+)
 
 
 def search_memories(ctx: ToolContext) -> Callable[..., Any]:
@@ -174,5 +178,7 @@ def _block(number: int, row: dict[str, Any]) -> str:
     if row["supersededBy"]:
         why += f"; SUPERSEDED by {', '.join(row['supersededBy'])}: read that instead"
     lines = [f"{number}. {row['name']} — {row['title']} ({why})"]
+    if "merge-conflict" in row.get("warnings", ()):
+        lines.append(f"   {CONFLICT_NOTE}")
     lines += [f"   {line['line']}: {line['text']}" for line in row["lines"]]
     return "\n".join(lines)
