@@ -126,3 +126,25 @@ def test_the_cli_refuses_a_password_inside_a_url_and_check_reports_it(ws: Worksp
     found = [(Path(r["path"]).name, r["code"], r["line"]) for r in rows]
     assert ("deploy.md", "possible-secret", 3) in found
     assert DB_PASSWORD not in done.stdout
+
+
+async def test_not_found_suggests_the_name_under_its_topic_folder(ws: Workspace) -> None:
+    (ws.primary / "payments").mkdir(parents=True)
+    (ws.primary / "payments" / "retry_policy.md").write_text("# Retry policy\n")
+    (ws.primary / "unrelated.md").write_text("# Unrelated\n")
+    async with mcp_server(ws) as session:
+        for tool, args in (
+            ("read_memory", {"memory_name": "retry_policy"}),
+            ("delete_memory", {"memory_name": "retry_policy"}),
+            ("read_memory", {"memory_name": "retry_polcy"}),
+        ):
+            result = await call(session, tool, **args)
+            assert result.is_error and result.structured_content is not None
+            error = await refused(session, tool, **args)
+            assert error.startswith("[not-found] "), error
+            assert "Did you mean payments/retry_policy" in error, error
+            assert result.structured_content["suggestions"][0] == "payments/retry_policy"
+        # The suggestion reads.
+        text, _ = await ok(session, "read_memory", memory_name="payments/retry_policy")
+        assert text.startswith("# Retry policy")
+    assert (ws.primary / "payments" / "retry_policy.md").exists()

@@ -53,6 +53,37 @@ def test_the_same_name_in_the_other_scope_comes_first(ws: Workspace) -> None:
     assert str(error).endswith("Did you mean global/prefs or prefz?")
 
 
+def test_a_name_without_its_topic_folder_suggests_the_names_under_topics(
+    ws: Workspace,
+) -> None:
+    store = ws.store()
+    ws.write(ws.primary / "payments" / "retry_policy.md", "x\n")
+    ws.write(ws.primary / "unrelated.md", "x\n")
+    for call in (
+        lambda: store.read("retry_policy"),
+        lambda: store.edit("retry_policy", content="y"),
+        lambda: store.delete("Retry_Policy"),
+        # In another topic folder, or mistyped: the last segment still leads there.
+        lambda: store.read("billing/retry_policy"),
+        lambda: store.read("retry_polcy"),
+    ):
+        error = _refused(call)
+        assert error.suggestions[0] == "payments/retry_policy", error
+        assert "Did you mean payments/retry_policy" in str(error)
+    # Under a topic folder, the exact last segment comes before names spelled alike.
+    ws.write(ws.primary / "retry_policies.md", "x\n")
+    ws.write(ws.primary / "orders" / "retry_policy.md", "x\n")
+    ws.write(ws.global_dir / "ops" / "retry_policy.md", "x\n")
+    error = _refused(lambda: store.read("retry_policy"))
+    assert error.suggestions == (
+        "orders/retry_policy",
+        "payments/retry_policy",
+        "global/ops/retry_policy",
+    )
+    error = _refused(lambda: store.delete("retry_policy"))
+    assert error.suggestions == ("orders/retry_policy", "payments/retry_policy", "retry_policies")
+
+
 def test_nothing_close_suggests_nothing(ws: Workspace) -> None:
     store = ws.store()
     ws.write(ws.primary / "architecture.md", "x\n")

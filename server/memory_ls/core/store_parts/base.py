@@ -271,7 +271,9 @@ class StoreBase:
 
     def _closest(self, name: str, scopes: Sequence[str]) -> list[str]:
         """Existing memories closest to a missing name, as Serena writes them: the same name
-        in a scope that was not searched, then the searched scopes' names by spelling."""
+        in a scope that was not searched, then the same name under a topic folder, then the
+        searched scopes' names by spelling, then names under topic folders whose last segment
+        is spelled like it."""
         # Sets of bare names per scope, not MemoryFile properties per file: 10,000 names
         # take a directory scan and a few milliseconds of distances.
         in_scope: dict[str, set[str]] = {"project": set(), "global": set()}
@@ -283,9 +285,31 @@ class StoreBase:
             if scope not in scopes and name in names
         ]
         searched = set().union(*(in_scope[scope] for scope in scopes))
+        # A name without its topic folder (`retry_policy` for `payments/retry_policy`), or
+        # in another one: the names under topic folders whose last segment is the name's.
+        leaf = name.rsplit("/", 1)[-1]
+        leaves: dict[str, list[str]] = {}
+        for bare in sorted(searched):
+            if "/" in bare and bare != name:
+                leaves.setdefault(bare.rsplit("/", 1)[-1].casefold(), []).append(bare)
+        under_topics = leaves.get(leaf.casefold(), [])
+        spelled = did_you_mean(name, sorted(searched))
+        # Then a mistyped last segment (`retry_polcy`) under a topic folder.
+        if leaves and len(under_topics) + len(spelled) < SUGGESTIONS:
+            spelled += [
+                bare
+                for close in did_you_mean(leaf.casefold(), sorted(leaves))
+                for bare in leaves[close]
+            ]
+        # The same last segment: the first scope searched first (a read: project, then global).
         picks = [
             qualify(bare, scope == "global")
-            for bare in did_you_mean(name, sorted(searched))
+            for scope in scopes
+            for bare in under_topics
+            if bare in in_scope[scope]
+        ] + [
+            qualify(bare, scope == "global")
+            for bare in spelled
             for scope in scopes
             if bare in in_scope[scope]
         ]
