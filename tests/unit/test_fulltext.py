@@ -27,11 +27,11 @@ from memory_ls.core.services.relevance import (
     ALL_WORDS,
     RELEVANCE,
     Part,
-    RoughRanker,
     ScanRanker,
     parse_query,
     rows_of,
 )
+from memory_ls.core.services.rough_ranking import RoughRanker
 from memory_ls.core.services.search import SearchIndex, database, schema, search_index_path
 from memory_ls.core.services.search import files as file_io
 from memory_ls.core.services.search import index as lifecycle

@@ -14,7 +14,6 @@ from memory_ls.core.services.relevance import (
     RELEVANCE,
     Found,
     Query,
-    RoughRanker,
     Searchable,
     enough,
     merge_found,
@@ -22,6 +21,7 @@ from memory_ls.core.services.relevance import (
     rows_of,
     scan_search,
 )
+from memory_ls.core.services.rough_ranking import RoughRanker
 from memory_ls.core.services.search import SearchIndex, Unindexed
 from memory_ls.core.storage.memory import LISTING_READ_LIMIT
 from memory_ls.core.store_parts.arguments import _check_str, _check_tags, check_scope
