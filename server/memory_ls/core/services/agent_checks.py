@@ -180,53 +180,53 @@ def _imports(run: _Run, root_file: str, text: str) -> None:
     follow(root_file, text, (root_file,))
 
 
+def _at_import(
+    path: str, span: Span, code: str, message: str, data: Mapping[str, Any]
+) -> Diagnostic:
+    """A diagnostic on an `@path` import: the `@` and the path."""
+    return Diagnostic(
+        path, span.line, span.start - 1, span.line, span.end, code, message, data=data
+    )
+
+
 def _import_cycle(path: str, span: Span, chain: tuple[str, ...], target: str) -> Diagnostic:
     loop = [*chain[chain.index(target) :], target]
     shown = " → ".join(os.path.basename(p) for p in loop)
-    return Diagnostic(
+    return _at_import(
         path,
-        span.line,
-        span.start - 1,
-        span.line,
-        span.end,
+        span,
         "import-cycle",
         f"@{span.written} imports a file already being imported ({shown}); Claude Code "
         "skips it. Remove one of the imports.",
-        data={"cycle": loop},
+        {"cycle": loop},
     )
 
 
 def _broken_import(path: str, span: Span, target: str, root: str) -> Diagnostic:
     relative = os.path.relpath(target, root)
     shown = target if relative.startswith("..") else relative.replace(os.sep, "/")
-    return Diagnostic(
+    return _at_import(
         path,
-        span.line,
-        span.start - 1,
-        span.line,
-        span.end,
+        span,
         "broken-import",
         f"@{span.written} imports {shown}, which does not exist; Claude Code skips it "
         "without a word, so these instructions never reach the agent. Fix the path or "
         "remove the import.",
-        data={"import": span.written, "resolved": target},
+        {"import": span.written, "resolved": target},
     )
 
 
 def _too_deep(path: str, span: Span, chain: tuple[str, ...]) -> Diagnostic:
     hops = claude_layout.MAX_IMPORT_HOPS
     shown = " → ".join(os.path.basename(p) for p in chain)
-    return Diagnostic(
+    return _at_import(
         path,
-        span.line,
-        span.start - 1,
-        span.line,
-        span.end,
+        span,
         "import-depth",
         f"@{span.written} is import number {len(chain)} in a chain ({shown}); Claude Code "
         f"follows imports {hops} hops deep at most, so this file is never loaded. Import "
         "it from a file nearer CLAUDE.md.",
-        data={"import": span.written, "depth": len(chain), "limit": hops},
+        {"import": span.written, "depth": len(chain), "limit": hops},
     )
 
 
