@@ -10,7 +10,20 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe } from "node:test";
-import { activeTab, editorSuite, evidence, openFile, pythonForServer, quickPickRow, repo, retry, runCommand } from "./harness.mjs";
+import {
+  activeTab,
+  editorSuite,
+  evidence,
+  openFile,
+  paneRows,
+  pythonForServer,
+  quickPickRow,
+  repo,
+  retry,
+  runCommand,
+  showOnlyPane,
+  sidebarPane,
+} from "./harness.mjs";
 
 const TEST_TIMEOUT = 240_000;
 const VIEW = "What the Agent Loads";
@@ -44,33 +57,6 @@ function expectedRows(root, home, agent, file) {
   ];
 }
 
-/** A view pane of the side bar by its title. */
-function pane(page, title) {
-  return page.locator(".pane", { has: page.locator(".pane-header", { hasText: title }) });
-}
-
-/** The rows of a tree in a pane: [label, description] each. */
-async function paneRows(page, title) {
-  return pane(page, title)
-    .locator(".monaco-list-row")
-    .evaluateAll((rows) =>
-      rows.map((row) => [
-        row.querySelector(".label-name")?.textContent?.trim() ?? row.textContent.trim(),
-        row.querySelector(".label-description")?.textContent?.trim() ?? "",
-      ]),
-    );
-}
-
-/** Collapse the other panes of the side bar: the view's rows all in sight. */
-async function showOnly(page, title) {
-  const others = page
-    .locator('.sidebar .pane-header[aria-expanded="true"]')
-    .filter({ hasNotText: new RegExp(title, "i") });
-  for (let left = await others.count(); left > 0; left = await others.count()) {
-    await others.first().click();
-  }
-}
-
 async function expectRows(page, expected, what) {
   await retry(
     async () => {
@@ -97,7 +83,7 @@ describe("what the agent loads, for the active editor", { timeout: 10 * 60_000 }
     ({ page } = await start({ workspace, inPlace: true, home }));
     await openFile(page, "CLAUDE.md");
     await runCommand(page, `Explorer: Focus on ${VIEW} View`);
-    await showOnly(page, VIEW);
+    await showOnlyPane(page, VIEW);
     await activeTab(page, "CLAUDE.md").click();
     const expected = expectedRows(workspace, home, "claude", "CLAUDE.md");
     assert.deepEqual(
@@ -105,10 +91,10 @@ describe("what the agent loads, for the active editor", { timeout: 10 * 60_000 }
       ["~/.claude/CLAUDE.md", "CLAUDE.md", "docs/setup.md"],
     );
     await expectRows(page, expected, "Claude Code's files in the view");
-    assert.match(await pane(page, VIEW).locator(".pane-header").innerText(), /Claude Code · CLAUDE\.md/);
+    assert.match(await sidebarPane(page, VIEW).locator(".pane-header").innerText(), /Claude Code · CLAUDE\.md/);
     await evidence(page, artifacts, "what-the-agent-loads");
 
-    await pane(page, VIEW).locator(".monaco-list-row", { hasText: "docs/setup.md" }).click();
+    await sidebarPane(page, VIEW).locator(".monaco-list-row", { hasText: "docs/setup.md" }).click();
     await activeTab(page, "setup.md").waitFor({ state: "visible", timeout: 20_000 });
     // The view now follows docs/setup.md: the same files (it is loaded for every file).
     await expectRows(page, expectedRows(workspace, home, "claude", "docs/setup.md"), "the files for docs/setup.md");
@@ -133,7 +119,7 @@ describe("what the agent loads, for the active editor", { timeout: 10 * 60_000 }
   });
 
   step("the agent chosen from the view's title bar changes the list", async () => {
-    const header = pane(page, VIEW).locator(".pane-header");
+    const header = sidebarPane(page, VIEW).locator(".pane-header");
     await header.hover();
     await header.locator(`.action-label[aria-label="${CHOOSE.replace("Memory: ", "")}"]`).click();
     const codex = quickPickRow(page, "Codex").first();

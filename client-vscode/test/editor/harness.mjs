@@ -466,6 +466,50 @@ export async function screenshot(page, directory, name) {
   return file;
 }
 
+/** A view pane of the side bar by its title. */
+export function sidebarPane(page, title) {
+  return page.locator(".pane", { has: page.locator(".pane-header", { hasText: title }) });
+}
+
+/** The rows of a tree in a side bar pane: [label, description] each. */
+export async function paneRows(page, title) {
+  return sidebarPane(page, title)
+    .locator(".monaco-list-row")
+    .evaluateAll((rows) =>
+      rows.map((row) => [
+        row.querySelector(".label-name")?.textContent?.trim() ?? row.textContent.trim(),
+        row.querySelector(".label-description")?.textContent?.trim() ?? "",
+      ]),
+    );
+}
+
+/**
+ * Collapse the other panes of the side bar, so that the view's rows are all in sight;
+ * `widen` also drags the side bar's edge to the right.
+ */
+export async function showOnlyPane(page, title, { widen = false } = {}) {
+  // Only visible headers: a container with a single view keeps its pane's header in the
+  // DOM, expanded but hidden, and a click on it can never land.
+  const others = page
+    .locator('.sidebar .pane-header[aria-expanded="true"]:visible')
+    .filter({ hasNotText: new RegExp(title, "i") });
+  // One at a time: each click changes which headers are expanded.
+  for (let left = await others.count(); left > 0; left = await others.count()) {
+    await others.first().click();
+  }
+  if (!widen) {
+    return;
+  }
+  const box = await page.locator(".part.sidebar").boundingBox();
+  if (box !== null) {
+    const edge = box.x + box.width + 1;
+    await page.mouse.move(edge, box.y + box.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(edge + 200, box.y + box.height / 2, { steps: 10 });
+    await page.mouse.up();
+  }
+}
+
 /**
  * One test file's editors: `start(options)` runs code-server and a browser on it, `step`
  * is a test whose failure keeps a screenshot of the last editor, and after the file the

@@ -12,9 +12,12 @@ import {
   editorSuite,
   evidence,
   openFile,
+  paneRows,
   repo,
   retry,
   runCommand,
+  showOnlyPane,
+  sidebarPane,
   updateSettings,
 } from "./harness.mjs";
 
@@ -48,46 +51,9 @@ function linkingMemories(root, name) {
   return found.sort();
 }
 
-/** A view pane of the side bar by its title. */
-function pane(page, title) {
-  return page.locator(".pane", { has: page.locator(".pane-header", { hasText: title }) });
-}
-
-/** The rows of a tree in a pane: [label, description] each. */
-async function paneRows(page, title) {
-  return pane(page, title)
-    .locator(".monaco-list-row")
-    .evaluateAll((rows) =>
-      rows.map((row) => [
-        row.querySelector(".label-name")?.textContent?.trim() ?? row.textContent.trim(),
-        row.querySelector(".label-description")?.textContent?.trim() ?? "",
-      ]),
-    );
-}
-
-/** Collapse the other panes of the side bar and widen it: the view's rows all in sight. */
-async function showOnly(page, title) {
-  const others = page
-    .locator('.sidebar .pane-header[aria-expanded="true"]')
-    .filter({ hasNotText: new RegExp(title, "i") });
-  // One at a time: each click changes which headers are expanded.
-  for (let left = await others.count(); left > 0; left = await others.count()) {
-    await others.first().click();
-  }
-  // Drag the side bar's edge to the right.
-  const box = await page.locator(".part.sidebar").boundingBox();
-  if (box !== null) {
-    const edge = box.x + box.width + 1;
-    await page.mouse.move(edge, box.y + box.height / 2);
-    await page.mouse.down();
-    await page.mouse.move(edge + 200, box.y + box.height / 2, { steps: 10 });
-    await page.mouse.up();
-  }
-}
-
 /** The file rows (level 1) of the References view: [file name, count]. */
 async function referenceFiles(page) {
-  return pane(page, "References")
+  return sidebarPane(page, "References")
     .locator('.monaco-list-row[aria-level="1"]')
     .evaluateAll((rows) =>
       rows.map((row) => [
@@ -154,7 +120,7 @@ describe("memory links on the example workspace", { timeout: 10 * 60_000 }, () =
     );
 
     await runCommand(page, "Explorer: Focus on Memory Links View");
-    await showOnly(page, "Memory Links");
+    await showOnlyPane(page, "Memory Links", { widen: true });
     await activeTab(page, `${TARGET}.md`).click();
     let rows = [];
     await retry(
@@ -191,7 +157,7 @@ describe("memory links on the example workspace", { timeout: 10 * 60_000 }, () =
     );
 
     // A click opens the linking memory at that line.
-    await pane(page, "Memory Links").locator(".monaco-list-row", { hasText: "project_overview" }).click();
+    await sidebarPane(page, "Memory Links").locator(".monaco-list-row", { hasText: "project_overview" }).click();
     await activeTab(page, "project_overview.md").waitFor({ state: "visible", timeout: 20_000 });
     await retry(
       async () => {
