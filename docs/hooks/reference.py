@@ -305,7 +305,8 @@ def mcp_page(scratch: Path) -> str:
     _copy_tree(ROOT / "examples", scratch / "examples")
     workspace = scratch / "examples" / "workspace"
     server = build_server(Layer("docs", {}), str(workspace))
-    tools = asyncio.run(server.list_tools())
+    # The schemas in full: the tool list offered to agents cuts them (mcp/schemas.py).
+    tools = asyncio.run(server.full_tools())  # type: ignore[attr-defined]
     instructions = str(server.instructions or "")
     instructions = instructions.replace(str(workspace), "<workspace>")
     instructions = instructions.replace(str(scratch / "examples"), "<workspace>/..")

@@ -11,6 +11,7 @@ from memory_ls.config import ConfigError, Layer
 from memory_ls.core.rules.errors import InvalidArguments
 from memory_ls.core.services.search import start_file_helper
 from memory_ls.mcp.answers import explain_validation, refusal
+from memory_ls.mcp.schemas import compact_input_schema, compact_output_schema
 from memory_ls.mcp.stores import StoreFactory
 from memory_ls.mcp.wording import (
     DELETE_DESCRIPTION,
@@ -26,6 +27,7 @@ from memory_ls.mcp.wording import (
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context, MCPServer
     from mcp.types import CallToolResult, InputRequiredResult
+    from mcp.types import Tool as MCPTool
 
 SERVER_NAME = "memory-ls"
 # A client name is cut to this many characters in the journal's source (`mcp:<name>`).
@@ -101,7 +103,24 @@ def build_server(
     known_arguments: dict[str, frozenset[str]] = {}
 
     class MemoryMCPServer(MCPServer[Any]):
-        """MCPServer whose argument problems are `invalid-arguments` refusals."""
+        """MCPServer whose argument problems are `invalid-arguments` refusals, and whose
+        tool list is kept small (mcp/schemas.py)."""
+
+        async def list_tools(self) -> "list[MCPTool]":
+            """The tools as offered: schemas without derived titles, outputs to one level."""
+            return [
+                tool.model_copy(
+                    update={
+                        "input_schema": compact_input_schema(tool.input_schema),
+                        "output_schema": compact_output_schema(tool.output_schema),
+                    }
+                )
+                for tool in await self.full_tools()
+            ]
+
+        async def full_tools(self) -> "list[MCPTool]":
+            """The tools with the schemas in full, as the documentation shows them."""
+            return await super().list_tools()
 
         async def call_tool(
             self,
@@ -153,8 +172,8 @@ def build_server(
             name=name,
             title=title,
             description=description.format(**names),
+            # The title once, on the tool: the list is read into every agent's context.
             annotations=ToolAnnotations(
-                title=title,
                 read_only_hint=read_only,
                 destructive_hint=None if read_only else destructive,
                 idempotent_hint=idempotent,

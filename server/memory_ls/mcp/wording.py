@@ -14,44 +14,34 @@ from memory_ls.core.storage.routing import routing_prefixes, unknown_prefix
 # ----- tool descriptions (templates: `{write_memory}` is that tool's name as offered) -------
 
 _NAMES = (
-    "Names are one or more segments joined by `/` (letters, digits, `_`, `-`, `.`, space; "
-    "a leading `mem:` and a trailing `.md` are dropped); case matters."
+    "Names are segments joined by `/` (letters, digits, `_`, `-`, `.`, space; a leading "
+    "`mem:` and a trailing `.md` are dropped); case matters."
 )
 
 WRITE_DESCRIPTION = f"""Create or overwrite a memory: a Markdown note kept between sessions.
 
-Where it goes:
-- A memory that already exists is overwritten in place, wherever it is.
-- A name with an ALL-CAPS prefix, such as `FEATURE_auth` or `FEATURE_BUILDER_x`, goes to the
-  additional (shared) folder named after the prefix (`feature/`, `feature_builder/`; the
-  longest prefix wins) when that folder is configured. `{{list_memories}}` shows the prefixes.
-- A topic path such as `auth/login_flow` goes under the primary folder.
-- A `global/` name (or scope "global") goes to the personal global folder, outside the
-  repository: use it for notes that are about you, not this project.
-- Anything else goes to the primary folder.
-{_NAMES} The content may start with YAML frontmatter; `tags` are stored there. Refer to
-other memories in the text as `mem:NAME` (in backticks) or [[NAME]]. Content longer than
-max_chars characters is refused.
+Where it goes: an existing memory is overwritten in place, wherever it is. A name with an
+ALL-CAPS prefix (`FEATURE_auth`, `FEATURE_BUILDER_x`) goes to the additional (shared)
+folder named after the longest configured prefix (`feature/`, `feature_builder/`;
+`{{list_memories}}` shows the prefixes). A topic path (`auth/login_flow`) goes under the
+primary folder; a `global/` name (or scope "global") to the personal global folder, for
+notes about you, not this project; anything else to the primary folder.
+{_NAMES} The content may start with YAML frontmatter (`tags` are stored there). Link other
+memories as `mem:NAME` (in backticks) or [[NAME]].
 
-The answer says where the memory went and why, its new version, and what the store's
-check finds in it (broken links with the closest names, paths that do not exist, possible
-duplicates, ...), marking what this write introduced: fix those. Content that is not UTF-8
-text, frontmatter that does not parse, and credentials (keys, tokens, passwords) are refused;
-say where a secret is kept instead of writing it. To replace a memory you read, pass the
-version you read as expected_version: if someone changed it since, nothing is written.
-create_only=true refuses to replace an existing memory."""
+The answer says where it went and why, its version, and what the check finds in it
+(broken links, missing paths, possible duplicates), marking what this write introduced:
+fix those. Refused: content over max_chars, text that is not UTF-8, frontmatter that does
+not parse, conflict markers, credentials (say where a secret is kept instead), and
+replacing a memory you read that someone changed since (pass expected_version to be
+explicit). create_only=true refuses to replace an existing memory."""
 
-READ_DESCRIPTION = f"""Read a memory: the answer is the file's text exactly as stored
-(frontmatter included), with where it is stored and its version as structured content
-(include_version=true adds the version to the text). Read the memories likely relevant to
-the current task before starting it. A file that is not UTF-8 text is refused or shown
-after a warning; a memory holding an unresolved git merge conflict is shown after a
-warning (resolve it before relying on it). An unknown name is answered with the closest
-existing names.
-
-Lookup order: the primary folder (with its topics), then the additional folders, then the
-global folder; the first hit wins. `global/NAME` or scope "global" reads the global one.
-{_NAMES}"""
+READ_DESCRIPTION = """Read a memory: its text exactly as stored (frontmatter included);
+where it is and its version are in the structured content. Read the memories relevant to a
+task before starting it. A memory with an unresolved merge conflict, or superseded by a
+newer one, is shown after a warning. An unknown name is answered with the closest names.
+Lookup order: primary folder (with its topics), additional folders, global folder; the
+first hit wins. `global/NAME` or scope "global" reads the global one."""
 
 # Memories per page of list_memories unless the caller asks (the page's structured content
 # is some 300 characters a memory, its text 30 to 100: 50 keep an answer near 20,000).
@@ -61,63 +51,48 @@ MAX_LIST_LIMIT = 500
 GROUPS_IN_LISTING = 12
 GROUPS_IN_TOPICS = 60
 
-LIST_DESCRIPTION = f"""List memories (sorted by name), a page at a time.
+LIST_DESCRIPTION = f"""List memories by name, a page at a time.
 
-The first text is Serena's listing, JSON `{{{{"memories": [...], "read_only_memories": [...]}}}}`,
-of this page's names (a key with no names is left out). The text after it says how many
-memories match in all and, when more exist, how to see them: pass the answer's next_cursor
-as `cursor` for the next page (the filters come with it; `limit` sets the page size, default
-{DEFAULT_LIST_LIMIT}, at most {MAX_LIST_LIMIT}), or narrow the listing: topic "auth" lists the
-memories named `auth/...` (at any depth), "global" the global memories, "global/x" those named
-`global/x/...`; prefix lists names that start with it (`FEATURE_`, `auth_`); scope is
-"project", "global" or "all"; tags (all must match) read the files, so on a large store they
-cost a file read per memory until the page is full.
+The first text is Serena's listing, JSON `{{{{"memories": [...], "read_only_memories": [...]}}}}`;
+the text after it says how many match in all and how to see more: the answer's next_cursor
+as `cursor` (`limit`: page size, default {DEFAULT_LIST_LIMIT}, at most {MAX_LIST_LIMIT}).
+Narrow with topic ("auth": names `auth/...`; "global"), prefix (`FEATURE_`), scope
+("project", "global", "all") or tags (all must match; they read the files). view "titles":
+one row per memory (name, title, tags); view "topics": counts per folder and name group,
+no names (start there on a large store). Superseded memories are marked. Empty means
+nothing is stored under those filters. To find what is known about a task,
+{{search_memories}} is quicker than paging."""
 
-view "titles" answers one row per memory instead of the JSON: its name, title (first heading,
-else first line) and tags. view "topics" answers no names: how many memories each folder holds
-and each group of names (the start of a name up to `/` or `_`); on a large store start there.
-
-An empty listing means no memory is stored (under those filters): there is nothing to read.
-To find what is known about a task, {{search_memories}} with the task's words is quicker than
-paging; then {{read_memory}} what is relevant."""
-
-EDIT_DESCRIPTION = f"""Replace content in an existing memory, in place (it is never moved).
+EDIT_DESCRIPTION = """Replace content in an existing memory, in place.
 
 mode "literal" matches `needle` exactly; mode "regex" takes a Python regular expression
-with the MULTILINE and DOTALL flags (`.` matches newlines). `repl` is inserted verbatim,
-except that in regex mode $!1, $!2, ... insert the groups the needle matched. Zero matches
-is an error; more than one is an error unless allow_multiple_occurrences is true. To
-replace the whole text use {{write_memory}}. expected_version (from a read) makes the edit
-conditional on nobody having changed the memory since. The answer lists what the store's
-check finds in the edited memory, marking what this edit introduced. {_NAMES}"""
+(MULTILINE and DOTALL). `repl` is inserted verbatim, except that in regex mode $!1, $!2, ...
+insert the needle's groups. No match is an error; several are an error unless
+allow_multiple_occurrences is true. expected_version (from a read) makes the edit
+conditional. The answer lists what the check finds, marking what this edit introduced.
+To replace the whole text use {write_memory}."""
 
-DELETE_DESCRIPTION = f"""Delete a memory from wherever it is found (lookup order: primary,
-additional folders, global; `global/NAME` deletes the global one). Only call it if
-instructed explicitly or permission was granted by the user. expected_version (from a read)
-refuses the delete if the memory changed since. {_NAMES}"""
+DELETE_DESCRIPTION = """Delete a memory (lookup order: primary, additional folders,
+global; `global/NAME` for the global one). Only when the user asked or agreed.
+expected_version (from a read) refuses the delete if it changed since. The answer names
+the memories whose links to it now break."""
 
-RENAME_DESCRIPTION = f"""Rename or move a memory; use "/" in the name to organize it into
-topics. The new name is routed like a new {{write_memory}} (an ALL-CAPS prefix moves it to
-the matching additional folder, `global/` to the global folder), and every `mem:reference`
-or [[reference]] to the old name in other memories is rewritten. Refused if the new name
-is taken. The answer lists what the store's check finds in the memory under its new name.
-{_NAMES}"""
+RENAME_DESCRIPTION = """Rename or move a memory ("/" in the name makes topics). The new
+name is routed like a new {write_memory}; every `mem:` or [[link]] to the old name is
+rewritten. Refused if the new name is taken. The answer names the rewritten memories and
+what the check finds under the new name."""
 
-SEARCH_DESCRIPTION = """Search the memories before starting a task: describe the task or
-ask a question in plain words (`how long do session tokens last`), or give keywords. Memories
-holding some of the words come back ranked by relevance (name and first heading weigh most;
-`retries` also finds `retry`; words like "how" or "the" are not required); those holding
-every word come first. One row per memory: name, title, score, the words it matched, its
-best lines with line numbers, and the newer memories that supersede it (read those instead).
-`"quoted phrase"` must match in order, `auth*` matches words starting with auth, case and
-accents are ignored, and a word never matches inside another (login does not find relogin).
-`all_words=true` keeps only memories holding every word as written. Filter by tags (all
-must match) and scope ("project", "global", or "all", the default). `limit` caps the
-memories (default 10; the answer is kept to a few thousand tokens); the answer says how
-many more match, and `cursor` (its `next_cursor`) gives the next ones. After the memories,
-the first page names the other agents' files of the repository that match (CLAUDE.md and
-its imports, AGENTS.md, Cursor and Copilot rules, Cline's memory bank, Claude Code's auto
-memory), ranked apart: their best line and where it is."""
+SEARCH_DESCRIPTION = """Search the memories before starting a task: plain words or a
+question (`how long do session tokens last`) or keywords. Ranked by relevance (name and
+first heading weigh most; `retries` finds `retry`; "how", "the" not required); memories
+holding every word first. One row per memory: name, title, score, words matched, best lines
+with line numbers, and newer memories that supersede it (read those instead). `"quoted
+phrase"` matches in order, `auth*` a prefix; case and accents are ignored; a word never
+matches inside another. all_words=true keeps memories holding every word. Filter by tags
+(all must match) and scope. `limit` (default 10); the answer says how many more match and
+`cursor` (its next_cursor) pages. No match is said plainly, with close words to try. The
+first page also names other agents' files that match (CLAUDE.md, AGENTS.md, Cursor and
+Copilot rules, Cline's memory bank, Claude Code's auto memory)."""
 
 
 def serena_listing(memories: Sequence[Mapping[str, Any]]) -> str:

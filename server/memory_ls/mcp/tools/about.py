@@ -12,19 +12,14 @@ from memory_ls.mcp.answers import answer
 from memory_ls.mcp.results import AboutResult
 from memory_ls.mcp.tools.context import ToolContext
 
-ABOUT_DESCRIPTION = f"""Find the memories that mention a file, folder or symbol of the
-repository. Call it before changing a file (and before relying on how it works): the
-memories it names may hold decisions, pitfalls or plans about that code; read them with
-{{read_memory}}.
-
-target is a workspace-relative path (`src/shop/cart.py`, `src/shop/`), a file name
-(`cart.py`), a partial path (`shop/cart`) or a symbol (`Cart.total`). A memory mentions a
-path in a link, inline code or prose, written from the root or (a link) from the memory's
-folder; a symbol, in inline code. Best first: the exact path, then something inside the
-folder, then the same file name elsewhere (more folders in common first), then the symbol
-or the file's module in inline code. One line per memory: its name, title and the lines
-that mention the target, with line numbers. At most `limit` memories (default
-{DEFAULT_LIMIT}); the answer says how many more there are."""
+ABOUT_DESCRIPTION = f"""Find the memories that mention a file, folder or symbol. Call it
+before changing a file (and before relying on how it works): they may hold decisions,
+pitfalls or plans about that code; read them with {{read_memory}}. target: a path
+(`src/shop/cart.py`, `src/shop/`), file name, partial path (`shop/cart`) or symbol
+(`Cart.total`). Best first: the exact path, then inside the folder, then the same file name
+elsewhere, then the symbol in inline code. One line per memory: name, title, the lines that
+mention the target; superseded memories marked. At most `limit` (default {DEFAULT_LIMIT});
+the answer says how many more."""
 
 # Mentioning lines shown per memory in the text (all kept ones are in the structured result).
 LINES_SHOWN = 3

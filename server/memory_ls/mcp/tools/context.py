@@ -1,20 +1,23 @@
 """What every tool needs: the store of each call and the tool names as offered."""
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
 from pydantic import Field
 
+from memory_ls.mcp.session import SessionVersions
 from memory_ls.mcp.stores import StoreFactory
 
 
 @dataclass(frozen=True)
 class ToolContext:
-    """The store factory and the offered tool names (a --tool-prefix may change them)."""
+    """The store factory, the offered tool names (a --tool-prefix may change them), and
+    the versions of the memories this session read (one process is one session)."""
 
     stores: StoreFactory
     names: Mapping[str, str]
+    versions: SessionVersions = field(default_factory=SessionVersions)
 
 
 Scope = Literal["project", "global"]
@@ -26,8 +29,5 @@ TagFilter = Annotated[
 ]
 ExpectedVersion = Annotated[
     str | None,
-    Field(
-        description="The version a read answered: refuse (version-conflict) if the memory "
-        "changed since, so nobody's edit is lost."
-    ),
+    Field(description="The version a read answered: refuse if the memory changed since."),
 ]

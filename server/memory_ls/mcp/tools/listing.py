@@ -40,11 +40,7 @@ def list_memories(ctx: ToolContext) -> Callable[..., Any]:
         ] = None,
         view: Annotated[
             View,
-            Field(
-                description='"names" (default: Serena\'s JSON of the page), "titles" (one row '
-                'per memory with its title and tags) or "topics" (counts by name group and '
-                "folder, no names)."
-            ),
+            Field(description='"names" (default), "titles" or "topics".'),
         ] = "names",
         limit: Annotated[
             int | None,
@@ -57,10 +53,7 @@ def list_memories(ctx: ToolContext) -> Callable[..., Any]:
         ] = None,
         cursor: Annotated[
             str | None,
-            Field(
-                description="The next_cursor of the previous answer: the next page of the "
-                "same listing (its filters come with it)."
-            ),
+            Field(description="The previous answer's next_cursor: the next page."),
         ] = None,
     ) -> Annotated[CallToolResult, ListResult]:
         request = ListRequest(topic, scope, tags, prefix, view, limit, cursor)

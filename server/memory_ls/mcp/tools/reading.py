@@ -12,7 +12,7 @@ from mcp.types import CallToolResult
 from pydantic import Field, Strict
 
 from memory_ls.core.rules.conflicts import conflict_warning
-from memory_ls.core.rules.errors import OutsideStore
+from memory_ls.core.rules.errors import NotFound, OutsideStore
 from memory_ls.core.services.related import related_text, supersede_note
 from memory_ls.core.storage.fsio import is_within
 from memory_ls.core.storage.gate import decode_for_read
@@ -39,14 +39,16 @@ def read_memory(ctx: ToolContext) -> Callable[..., Any]:
         related: Annotated[
             bool,
             Strict(),
-            Field(
-                description="Also list the memories one link away: what this memory links to "
-                "(with titles) and what links to it (with the linking line)."
-            ),
+            Field(description="Also list the memories it links to and those linking to it."),
         ] = False,
     ) -> Annotated[CallToolResult, ReadResult]:
         def act(store: Store) -> CallToolResult:
-            memory, data = store.read_file(memory_name, scope)
+            try:
+                memory, data = store.read_file(memory_name, scope)
+            except NotFound:
+                # Read as missing: a write of the name creates it (mcp/session.py).
+                ctx.versions.forget_name(store, memory_name, scope)
+                raise
             folder = folder_at(store.config, memory.folder.path)
             # The store checked this on its read; a link swapped in since must not lead outside.
             if folder is None or not is_within(memory.path, folder.real):
@@ -71,6 +73,8 @@ def read_memory(ctx: ToolContext) -> Callable[..., Any]:
                     f"Version: {result['version']} (give it as expected_version when you "
                     "write, edit, rename or delete this memory)."
                 )
+            # The version this session read: a later write without one is checked against it.
+            ctx.versions.read(memory.path, memory.qualified, result["version"])
             return answer(blocks[0], result, *blocks[1:])
 
         return ctx.stores.run(act)
