@@ -10,6 +10,11 @@ memory's bytes as last seen, and answers the client's "Recent changes" view:
 - `memoryLs/journal/markReviewed` {ids? | all?, reviewed?}: mark entries reviewed;
 - `memoryLs/journal/didChange` (server to client) {latest, unreviewed}: the journal
   changed (a change seen or made, a mark), so the view refreshes without polling.
+
+A file or folder the editor renames or moves itself (F2, a quick fix, the Explorer) is
+one `move` of the editor's, not a deletion and a creation: willRenameFiles says which
+moves to expect before the disk changes (the watcher's sight of them is journaled as the
+move), and didRenameFiles after, which makes a pair already journaled one move.
 """
 
 from __future__ import annotations
@@ -29,7 +34,9 @@ from memory_ls.core.services.index import MemoryIndex, Update
 from memory_ls.core.services.journal import (
     Entry,
     Journal,
+    observe_move,
     observe_paths,
+    seen_file,
     seen_source,
     sync_baseline_elsewhere,
 )
@@ -45,6 +52,8 @@ DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
 # A file event this long after the editor said it saved the file is the editor's save.
 EDITOR_SAVE_SECONDS = 5.0
+# A move the editor announced (willRenameFiles) is looked for this long on disk.
+EXPECTED_MOVE_SECONDS = 10.0
 # The catch-up with the disk waits at most this long for the first indexing for search:
 # both read every memory, and the index is what searches wait for.
 INDEXING_WAIT_SECONDS = 300.0
@@ -57,6 +66,16 @@ def register(server: MemoryServer) -> None:
     watch = JournalWatch(server)
     server.index_listeners.append(watch.index_updated)
     server.store_listeners.append(watch.store_changed)
+    server.rename_listeners.append(watch.editor_moves)
+
+    # Registered with willRenameFiles, for the same files (lsp/rename.py: RenameFilters).
+    @server.feature(types.WORKSPACE_DID_RENAME_FILES)
+    def did_rename_files(ls: MemoryServer, params: types.RenameFilesParams) -> None:
+        pairs = [(to_fs_path(f.old_uri), to_fs_path(f.new_uri)) for f in params.files]
+        watch.editor_moves(
+            [(os.path.normpath(old), os.path.normpath(new)) for old, new in pairs if old and new],
+            True,
+        )
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: MemoryServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -150,6 +169,8 @@ class JournalWatch:
         self._lock = threading.Lock()
         self._editor_saves: dict[str, float] = {}
         self._announced: tuple[int, int, int] | None = None
+        # Moves the editor announced, (old path, new path) -> when (time.monotonic()).
+        self._expected: dict[tuple[str, str], float] = {}
 
     def index_updated(self, index: MemoryIndex, paths: set[str], update: Update) -> None:
         """Files changed on disk (on the event loop): journal them against the baseline."""
@@ -176,6 +197,47 @@ class JournalWatch:
             self._editor_saves[path] = time.monotonic()
         self.ls.store_pool.submit(self._observe, [path])
 
+    def editor_moves(self, pairs: list[tuple[str, str]], done: bool) -> None:
+        """The editor is about to rename or move these files and folders (`done` False:
+        the watcher's sight of each is journaled as the editor's move), or did (`done`:
+        journal them now; a pair a watcher journaled already becomes one move)."""
+        config = self.ls.config
+        moves = [
+            pair
+            for pair in memory_moves(pairs, done)
+            if config.qualified_name_of(pair[0]) and config.qualified_name_of(pair[1])
+        ]
+        if not moves:
+            return
+        with self._lock:
+            now = time.monotonic()
+            for pair in moves:
+                self._expected[pair] = now
+        if done:
+            self.ls.store_pool.submit(self._observe, [])
+
+    def _moved(self) -> list[int]:
+        """Journal the expected moves found done on disk (a store thread)."""
+        now = time.monotonic()
+        with self._lock:
+            for pair in [p for p, at in self._expected.items() if now - at > EXPECTED_MOVE_SECONDS]:
+                del self._expected[pair]
+            expected = list(self._expected)
+        journal, config = self.ls.store.journal, self.ls.config
+        made: list[int] = []
+        for old, new in expected:
+            name = config.qualified_name_of(new)
+            if name is None or os.path.lexists(old) or not os.path.isfile(new):
+                continue  # not moved yet (or no memory)
+            seen = seen_file(new, name)
+            with self._lock:
+                self._expected.pop((old, new), None)
+            if seen is not None:
+                entry_id = observe_move(journal, old, seen, EDITOR_SOURCE)
+                if entry_id is not None:
+                    made.append(entry_id)
+        return made
+
     def _source(self, path: str, mtime_ns: int) -> str:
         with self._lock:
             said = self._editor_saves.get(path)
@@ -190,6 +252,8 @@ class JournalWatch:
 
     def _observe(self, paths: Iterable[str]) -> None:
         try:
+            if self._expected:
+                self._moved()
             observe_paths(self.ls.store.journal, self.ls.config, paths, self._source)
         except Exception:
             logger.exception("journaling the changes of %s failed", sorted(paths))
@@ -228,6 +292,23 @@ class JournalWatch:
                 DID_CHANGE, {"latest": latest, "unreviewed": unreviewed, "ready": self.ready}
             )
         )
+
+
+def memory_moves(pairs: Iterable[tuple[str, str]], done: bool) -> list[tuple[str, str]]:
+    """The Markdown files that renaming these files and folders moves, (old, new) each:
+    a folder's are listed where it is (`done`: the new path, else the old one)."""
+    moves: list[tuple[str, str]] = []
+    for old, new in pairs:
+        there = new if done else old
+        if not os.path.isdir(there):
+            moves.append((old, new))
+            continue
+        for directory, _folders, files in os.walk(there):
+            for file in files:
+                if file.endswith(".md"):
+                    relative = os.path.relpath(os.path.join(directory, file), there)
+                    moves.append((os.path.join(old, relative), os.path.join(new, relative)))
+    return moves
 
 
 async def _answer(ls: MemoryServer, work: Any) -> dict[str, Any]:

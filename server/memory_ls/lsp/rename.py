@@ -42,6 +42,7 @@ from memory_ls.lsp.targets import (
 )
 
 WILL_RENAME = types.WORKSPACE_WILL_RENAME_FILES
+DID_RENAME = types.WORKSPACE_DID_RENAME_FILES
 _GLOB_SPECIAL = re.compile(r"([*?\[\]{}])")
 # What renames of agents' files to ask about: files, folders, folders with all in them.
 AgentPaths = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
@@ -93,6 +94,8 @@ def register(server: MemoryServer) -> None:
         paths = [
             (os.path.normpath(old), os.path.normpath(new)) for old, new in pairs if old and new
         ]
+        for listener in ls.rename_listeners:
+            listener(paths, False)
         await wait_for_names(ls)
         agent_edits = await agent_rename.rename_file_edits(ls, paths)
         return await ls.in_store_thread(follow_renames, ls, paths, open_markdown(ls), agent_edits)
@@ -234,22 +237,27 @@ class RenameFilters:
                 old, self._registration = self._registration, None
                 await self.ls.client_unregister_capability_async(
                     types.UnregistrationParams(
-                        unregisterations=[types.Unregistration(id=old, method=WILL_RENAME)]
+                        unregisterations=[
+                            types.Unregistration(id=old, method=WILL_RENAME),
+                            # The journal's: didRenameFiles (lsp/journal.py).
+                            types.Unregistration(id=old + "-did", method=DID_RENAME),
+                        ]
                     )
                 )
             if folders != self._folders:
                 return  # the folders changed again; the newer call registers
             registration = str(uuid.uuid4())
+            options = types.FileOperationRegistrationOptions(filters=rename_filters(*folders))
             await self.ls.client_register_capability_async(
                 types.RegistrationParams(
                     registrations=[
                         types.Registration(
-                            id=registration,
-                            method=WILL_RENAME,
-                            register_options=types.FileOperationRegistrationOptions(
-                                filters=rename_filters(*folders)
-                            ),
-                        )
+                            id=registration, method=WILL_RENAME, register_options=options
+                        ),
+                        # The journal's: didRenameFiles (lsp/journal.py).
+                        types.Registration(
+                            id=registration + "-did", method=DID_RENAME, register_options=options
+                        ),
                     ]
                 )
             )

@@ -112,6 +112,9 @@ class MemoryServer(LanguageServer):
         self.disk_problems: Callable[[], dict[str, tuple[str, ...]]] = dict
         # Called on the event loop with the paths of the client's file events (any file).
         self.client_file_listeners: list[Callable[[list[str]], None]] = []
+        # Called on the event loop with the (old, new) paths of files and folders the editor
+        # is about to rename or move (willRenameFiles: False) or renamed (didRenameFiles: True).
+        self.rename_listeners: list[Callable[[list[tuple[str, str]], bool], None]] = []
         # The repository's files for `stale-path` (lsp/repository.py).
         self.repository: QuickFixes | None = None
         # Set once the server's own watch over the current folders is active (or off):

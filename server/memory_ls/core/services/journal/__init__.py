@@ -5,10 +5,10 @@ the bounds); `reading`, its connection and queries (`JournalReader`); `schema`, 
 file lives, its tables and migrations, and the adoption of a legacy journal; `entries`,
 one entry (`Entry`) and its row; `seen`, a file as seen on disk and who changed it;
 `catchup`, journaling the paths a watch reports and the catch-up with the disk in a
-process of its own.
+process of its own; `moves`, a move the editor says it made, journaled as one move.
 
 May import: the storage and the rules; inside, each module only those listed after it in
-the import-linter contract (catchup, core, reading, schema | seen | entries).
+the import-linter contract (catchup | moves, core, reading, schema | seen | entries).
 """
 
 from memory_ls.core.services.journal.catchup import (
@@ -25,6 +25,7 @@ from memory_ls.core.services.journal.core import (
     Journal,
 )
 from memory_ls.core.services.journal.entries import Entry
+from memory_ls.core.services.journal.moves import observe_move
 from memory_ls.core.services.journal.schema import (
     SCHEMA_VERSION,
     adopt_legacy_journal,
@@ -59,6 +60,7 @@ __all__ = [
     "journal_path",
     "journal_root",
     "legacy_journal_path",
+    "observe_move",
     "observe_paths",
     "seen_file",
     "seen_source",
