@@ -58,6 +58,11 @@ export class MemoryCatalog implements vscode.Disposable {
     return this.current;
   }
 
+  /** The store's folders as the server resolved them (empty until it said). */
+  get folders(): readonly string[] {
+    return this.storeFolders;
+  }
+
   /** Whether the list was loaded at least once from a running server. */
   get loaded(): boolean {
     return this.loadedOnce;

@@ -6,6 +6,7 @@ import { displayPath, groupMemories, type FolderGroup, type Places, type ScopeGr
 import { workspaceRoot } from "./interpreter";
 import type { MemoryInfo } from "./protocol";
 import type { MemoryServers, Served } from "./servers";
+import { isShadowed, withShadowed } from "./shadowed";
 
 export type MemoryNode =
   | { kind: "root"; served: Served }
@@ -50,7 +51,8 @@ export class MemoriesTree implements vscode.TreeDataProvider<MemoryNode>, vscode
     }, 50);
   }
 
-  /** A folder's memories, less those an earlier folder's server lists (the global ones). */
+  /** A folder's memories and those they shadow (faded), less those an earlier folder's
+   * server lists (the global ones). */
   private own(served: Served): readonly MemoryInfo[] {
     const earlier = new Set<string>();
     for (const entry of this.servers.all) {
@@ -61,7 +63,7 @@ export class MemoriesTree implements vscode.TreeDataProvider<MemoryNode>, vscode
         earlier.add(memory.path);
       }
     }
-    const memories = served.catalog.memories;
+    const memories = withShadowed(served.catalog.memories, served.catalog.folders);
     return earlier.size === 0 ? memories : memories.filter((memory) => !earlier.has(memory.path));
   }
 
@@ -133,6 +135,20 @@ export class MemoriesTree implements vscode.TreeDataProvider<MemoryNode>, vscode
     const shown = memory.scope === "global" ? memory.name.replace(/^global\//, "") : memory.name;
     const item = new vscode.TreeItem(shown, vscode.TreeItemCollapsibleState.None);
     item.resourceUri = vscode.Uri.file(memory.path);
+    if (isShadowed(memory)) {
+      // Faded: lookup finds the other file, so a change by name would change that one;
+      // it opens, and shows where it is.
+      const by = displayPath(memory.shadowedBy, places(node.served.folder));
+      item.iconPath = new vscode.ThemeIcon("note", new vscode.ThemeColor("disabledForeground"));
+      item.description = `shadowed by ${by}`;
+      item.contextValue = "memory.shadowed";
+      const tooltip = new vscode.MarkdownString();
+      tooltip.appendMarkdown(`**${memory.name}** (shadowed)\n\n`);
+      tooltip.appendText(`${displayPath(memory.path, places(node.served.folder))}\nhidden by ${by}: lookup finds that one first`);
+      item.tooltip = tooltip;
+      item.command = { command: "memoryLs.openMemory", title: "Open Memory", arguments: [node] };
+      return item;
+    }
     item.iconPath = new vscode.ThemeIcon(memory.readOnly ? "lock" : "note");
     item.description = memory.tags.map((tag) => `#${tag}`).join(" ");
     // A name memory-ls would not create is otherwise an ordinary memory, offered a rename.
