@@ -8,6 +8,7 @@ import { registerConfiguration } from "./configuration";
 import { AgentContextView } from "./contextView";
 import { registerGraph } from "./graph";
 import { registerLinks } from "./links";
+import { registerRenameSaves } from "./renameSaves";
 import { MemoryServers } from "./servers";
 import { MemoryStatus } from "./status";
 import { MemoriesTree } from "./tree";
@@ -22,6 +23,7 @@ export function activate(context: vscode.ExtensionContext): ReturnType<typeof re
     tree,
     vscode.window.createTreeView("memoryLs.memories", { treeDataProvider: tree, showCollapseAll: true }),
     new MemoryStatus(servers),
+    registerRenameSaves(),
   );
   registerCommands(context, servers);
   registerConfiguration(context, servers);

@@ -14,6 +14,7 @@ import {
 import { findInterpreter, onPythonExtensionChange, openPythonSetting, probe, workspaceRoot } from "./interpreter";
 import type { CommandName, Commands } from "./protocol";
 import { launcherPath, serverCommand, type Action, type StartProblem } from "./python";
+import { trackRenameEdit } from "./renameSaves";
 import { explicitSection, toServerSettings, type ServerSettings } from "./settings";
 
 export type ServerState =
@@ -205,6 +206,12 @@ export class MemoryServer implements vscode.Disposable {
             (chunk) => resultReporter(chunk && { items: chunk.items.filter((item) => this.role.owns(item.uri)) }),
           ),
         workspace: {
+          // The links a rename rewrites in other files are saved after it (renameSaves.ts).
+          willRenameFiles: async (event, next) => {
+            const edit = await next(event);
+            trackRenameEdit(edit);
+            return edit;
+          },
           // Answer workspace/configuration with the server's keys the user set (not
           // the manifest's defaults, which would override the project file).
           configuration: async (params, token, next) => {
