@@ -65,6 +65,11 @@ DESCRIPTIONS = {
         ".gitattributes has git merge memories with memory-ls (merge=memory-ls), but this "
         "clone's git config lacks the driver: run memory-ls git-setup"
     ),
+    "read-only-changed": (
+        "memory-ls changes and check --staged (the pre-commit hook): a change adds, edits, "
+        "deletes or renames a memory in a read-only (:ro) folder or matching Serena's "
+        "read_only_memory_patterns"
+    ),
 }
 
 # Settings whose values are one of a Literal's choices (null too where the setting can be unset).

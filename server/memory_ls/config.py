@@ -46,6 +46,7 @@ DIAGNOSTIC_CODES: tuple[str, ...] = (
     "near-duplicate",
     "superseded",
     "missing-merge-driver",
+    "read-only-changed",
     # Other agents' files (core/services/agent_checks.py).
     "unindexed-memory",
     "broken-import",
@@ -76,6 +77,8 @@ DEFAULT_SEVERITIES: Mapping[str, Severity] = MappingProxyType(
         "superseded": "hint",
         # `.gitattributes` names merge=memory-ls, this clone's git config lacks the driver.
         "missing-merge-driver": "warning",
+        # `changes` and `check --staged`: an edit to a `:ro` folder or a read-only pattern.
+        "read-only-changed": "error",
         # A Claude Code topic file MEMORY.md's loaded lines do not name: never read.
         "unindexed-memory": "warning",
         # A CLAUDE.md `@path` import Claude Code skips: missing, circular or too deep.

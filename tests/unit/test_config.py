@@ -58,6 +58,7 @@ def test_defaults_follow_the_spec() -> None:
         "superseded": "hint",
         "merge-conflict": "error",
         "missing-merge-driver": "warning",
+        "read-only-changed": "error",
         "unindexed-memory": "warning",
         "broken-import": "warning",
         "import-cycle": "warning",

@@ -14,7 +14,7 @@ from memory_ls.core.store import Store
 
 
 def _check(args: argparse.Namespace, store: Store, stdout: TextIO, stderr: TextIO) -> int:
-    from memory_ls.core.operations.check import check_store
+    from memory_ls.core.operations.check import check_staged, check_store
 
     for path in args.paths:
         if not os.path.exists(path):
@@ -24,12 +24,14 @@ def _check(args: argparse.Namespace, store: Store, stdout: TextIO, stderr: TextI
     paths = args.paths
     if args.memories_only and paths:
         paths = [p for p in paths if store.config.owner_of(os.path.abspath(p)) is not None]
-        if not paths:
+        if not paths and not args.staged:
             # No memory among them; an empty list would check the whole store instead.
             print("memory-ls: no memory among the files given; nothing to check", file=stderr)
             return EXIT_OK
     store.clean_leftovers()
-    diagnostics = check_store(store, paths)
+    # --staged with no path checks only what the staged changes do (a commit that only
+    # deletes a memory: pre-commit passes no file).
+    diagnostics = check_staged(store, paths) if args.staged else check_store(store, paths)
     if args.json:
         # The shape `check --json` always printed (absolute paths); --format json is richer.
         rows = [
@@ -60,7 +62,12 @@ def _check(args: argparse.Namespace, store: Store, stdout: TextIO, stderr: TextI
 
 
 def _changes(args: argparse.Namespace, store: Store, stdout: TextIO, stderr: TextIO) -> int:
-    from memory_ls.core.operations.changes import changes_json, changes_text, memory_changes
+    from memory_ls.core.operations.changes import (
+        STATUSES,
+        changes_json,
+        changes_text,
+        memory_changes,
+    )
 
     fmt = "json" if args.json else args.report_format
     if args.json and args.report_format not in ("text", "json"):
@@ -81,14 +88,17 @@ def _changes(args: argparse.Namespace, store: Store, stdout: TextIO, stderr: Tex
         )
         counts = ", ".join(
             f"{sum(1 for c in report.changes if c.status == s)} {s}"
-            for s in ("added", "changed", "renamed", "deleted")
+            for s in STATUSES
+            if s != "conflict" or report.conflicts
         )
         print(
             f"memory-ls: since {report.base.rev} ({report.base.how}): {counts}",
             file=stderr,
         )
     print(summary_line(report.diagnostics), file=stderr)
-    return EXIT_FINDINGS if has_findings(report.diagnostics) else EXIT_OK
+    # An unmerged memory fails even with merge-conflict turned off: it is no memory yet.
+    failed = has_findings(report.diagnostics) or report.conflicts
+    return EXIT_FINDINGS if failed else EXIT_OK
 
 
 def _context(args: argparse.Namespace, store: Store, stdout: TextIO, stderr: TextIO) -> int:

@@ -130,6 +130,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="of the PATHs, check only those in the store's folders (the pre-commit hook: "
         "pre-commit passes every changed Markdown file)",
     )
+    check.add_argument(
+        "--staged",
+        action="store_true",
+        help="also check what the staged changes do (the pre-commit hook): the memories "
+        "that link to a memory they delete or rename, and any change to a read-only memory "
+        "(read-only-changed)",
+    )
     _report_format(check)
 
     context = command(

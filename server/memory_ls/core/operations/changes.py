@@ -6,6 +6,11 @@ working tree counts: staged, unstaged and untracked memories are compared with t
 as they are on disk now. Each added, changed or renamed memory comes with its
 diagnostics (checked with the whole store as context, as `check FILE` does) and each
 changed or renamed one with a short word diff.
+
+Two findings are the team's guard: a change to a read-only memory (a `:ro` folder, or
+Serena's `read_only_memory_patterns`) is a `read-only-changed` error, and a memory git
+could not merge (a delete/modify conflict too) has the status "conflict" and a
+`merge-conflict` error (changes_guard.py).
 """
 
 from __future__ import annotations
@@ -18,9 +23,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory_ls import __version__
+from memory_ls.core.operations.changes_guard import (
+    conflict_diagnostic,
+    read_only_diagnostic,
+    unmerged_paths,
+)
 from memory_ls.core.rules.document import split_frontmatter
 from memory_ls.core.rules.errors import InvalidArguments
-from memory_ls.core.services.diagnostics import Diagnostic
+from memory_ls.core.services.diagnostics import Diagnostic, apply_severities
 from memory_ls.core.services.formats import (
     JSON_SHAPE_VERSION,
     TOOL_NAME,
@@ -42,7 +52,7 @@ WORD_DIFF_CHARS = 80
 # Changed lines holding more words than this (either side) are one run, not word-diffed:
 # matching word sequences is quadratic at worst, and a rewrite that big is no glance.
 WORD_DIFF_MAX_WORDS = 3000
-STATUSES = ("added", "changed", "renamed", "deleted")
+STATUSES = ("added", "changed", "renamed", "deleted", "conflict")
 _WORD = re.compile(r"\S+")
 _KEY_LINE = re.compile(r"([^\s#:-][^:]*):(?:\s|$)")
 
@@ -78,7 +88,7 @@ class WordDiff:
 
 @dataclass(frozen=True)
 class MemoryChange:
-    """One memory added, changed, renamed or deleted (paths absolute)."""
+    """One memory added, changed, renamed, deleted or unmerged (paths absolute)."""
 
     status: str
     name: str
@@ -87,6 +97,7 @@ class MemoryChange:
     old_path: str | None = None
     diagnostics: tuple[Diagnostic, ...] = ()
     word_diff: WordDiff | None = None
+    conflict: str | None = None  # how git left it unmerged ("deleted by us, modified by them")
 
 
 @dataclass(frozen=True)
@@ -101,6 +112,11 @@ class ChangesReport:
     def diagnostics(self) -> list[Diagnostic]:
         """The diagnostics of every changed memory, in order."""
         return [d for change in self.changes for d in change.diagnostics]
+
+    @property
+    def conflicts(self) -> int:
+        """How many memories git left unmerged."""
+        return sum(1 for change in self.changes if change.status == "conflict")
 
 
 # ----- the base ----------------------------------------------------------------------------
@@ -161,22 +177,45 @@ def memory_changes(store: Store, rev: str | None = None) -> ChangesReport:
         raise InvalidArguments(f"{root} is not in a git work tree: changes needs git")
     top = report_base(root)
     base = find_base(top, rev)
-    specs = [
-        display_path(folder.path, top)
-        for folder in config.folders
-        if folder.scope != "global" and not os.path.isabs(display_path(folder.path, top))
-    ]
-    if not specs:
+    pathspecs = memory_pathspecs(store, top)
+    if not pathspecs:
         return ChangesReport(base, top)
-    pathspecs = ["--", *(f":(literal){spec}" for spec in specs)]
     compare = ["diff", "-M", "--name-status", "-z", "--no-ext-diff", "--no-textconv"]
     diff = git_output(top, [*compare, base.commit, *pathspecs])
     untracked = git_output(top, ["ls-files", "-z", "--others", "--exclude-standard", *pathspecs])
     if diff is None or untracked is None:
         raise InvalidArguments(f"git could not compare the working tree with {base.rev}")
     entries = [*parse_name_status(diff), *(("A", path, None) for path in _split_z(untracked))]
-    changes = _classify(store, top, entries)
+    changes = _unmerged(store, top, pathspecs, classify(store, top, entries))
     return ChangesReport(base, top, tuple(_complete(store, top, base, changes)))
+
+
+def memory_pathspecs(store: Store, top: str) -> list[str]:
+    """git's pathspecs (after `--`) of the store's project folders inside the work tree;
+    empty when there is none."""
+    specs = [
+        display_path(folder.path, top)
+        for folder in store.config.folders
+        if folder.scope != "global" and not os.path.isabs(display_path(folder.path, top))
+    ]
+    return ["--", *(f":(literal){spec}" for spec in specs)] if specs else []
+
+
+def _unmerged(
+    store: Store, top: str, pathspecs: list[str], changes: list[MemoryChange]
+) -> list[MemoryChange]:
+    """The changes with each memory git left unmerged as a conflict: against the base,
+    the version left in the working tree of a delete/modify conflict looks added."""
+    conflicts = unmerged_paths(top, pathspecs)
+    if not conflicts:
+        return changes
+    found = {change.path: change for change in changes}
+    for path, how in conflicts.items():
+        absolute = os.path.join(top, path)
+        name = store.config.qualified_name_of(absolute)
+        if name is not None:
+            found[absolute] = MemoryChange("conflict", name, absolute, conflict=how)
+    return [found[path] for path in sorted(found)]
 
 
 def parse_name_status(output: bytes) -> list[tuple[str, str, str | None]]:
@@ -201,9 +240,10 @@ def _split_z(output: bytes) -> list[str]:
     return [p for p in output.decode("utf-8", "surrogateescape").split("\0") if p]
 
 
-def _classify(
+def classify(
     store: Store, top: str, entries: Iterable[tuple[str, str, str | None]]
 ) -> list[MemoryChange]:
+    """The memory changes among git's entries (status letter, path, new path)."""
     config = store.config
 
     def name_of(path: str) -> str | None:
@@ -249,6 +289,8 @@ def _complete(
     if present:  # check_store of no path would check the whole store
         for d in check_store(store, present):
             by_path.setdefault(os.path.abspath(d.path), []).append(d)
+    for d in _guard(store, top, base, changes, by_path):
+        by_path.setdefault(d.path, []).append(d)
     compared = [c for c in changes if c.status in ("changed", "renamed")]
     old_texts = _old_texts(top, base, [c.old_path or c.path for c in compared])
     for change in changes:
@@ -266,7 +308,36 @@ def _complete(
             change.old_path,
             tuple(by_path.get(change.path, ())),
             word_diff,
+            change.conflict,
         )
+
+
+def _guard(
+    store: Store,
+    top: str,
+    base: Base,
+    changes: Sequence[MemoryChange],
+    found: dict[str, list[Diagnostic]],
+) -> list[Diagnostic]:
+    """`read-only-changed` for each change to a read-only memory, `merge-conflict` for
+    each unmerged memory whose check found no conflict markers."""
+    by = f"the changes since {base.rev}"
+    guarded: list[Diagnostic] = []
+    for change in changes:
+        if change.status == "conflict":
+            if not any(d.code == "merge-conflict" for d in found.get(change.path, ())):
+                shown = display_path(change.path, top)
+                guarded.append(conflict_diagnostic(change.path, shown, change.conflict or ""))
+            continue
+        read_only = read_only_diagnostic(
+            store.config,
+            top,
+            (change.status, change.name, change.path, change.old_name, change.old_path),
+            by,
+        )
+        if read_only is not None:
+            guarded.append(read_only)
+    return apply_severities(guarded, store.config.severities)
 
 
 def _old_texts(top: str, base: Base, paths: Sequence[str]) -> dict[str, str]:
@@ -405,6 +476,8 @@ def changes_json(report: ChangesReport) -> dict[str, Any]:
         if change.old_path is not None:
             row["oldName"] = change.old_name
             row["oldPath"] = display_path(change.old_path, top)
+        if change.conflict is not None:
+            row["conflict"] = change.conflict
         row["diagnostics"] = [
             json_row(d, display_path(d.path, top), change.name) for d in change.diagnostics
         ]
@@ -450,7 +523,12 @@ def changes_text(report: ChangesReport) -> str:
         if base.commit == EMPTY_TREE
         else f"since {base.rev} ({base.commit[:10]}; {base.how})"
     )
-    counted = ", ".join(f"{counts[status]} {status}" for status in STATUSES)
+    # Conflicts are counted only during a merge that left some.
+    counted = ", ".join(
+        f"{counts[status]} {status}"
+        for status in STATUSES
+        if status != "conflict" or counts[status]
+    )
     lines = [f"Memories changed {since}, working tree included: {counted}"]
     for change in report.changes:
         shown = display_path(change.path, top)
@@ -464,6 +542,8 @@ def changes_text(report: ChangesReport) -> str:
             if diff.frontmatter_keys:
                 extra += f"; frontmatter: {', '.join(diff.frontmatter_keys)}"
             extra += ")"
+        if change.conflict is not None:
+            extra = f"  ({change.conflict})"
         lines.append(f"{change.status:<8} {title}  {shown}{extra}")
         lines += [f"    {text_line(d, display_path(d.path, top))}" for d in change.diagnostics]
         if diff is not None:

@@ -1,13 +1,17 @@
 """`memory-ls check`'s run over a store: the diagnostics of every memory (or of the files
 and folders given), the store-wide ones (supersede relations, near duplicates) and, for the
-whole store, the repository's merge-driver setup."""
+whole store, the repository's merge-driver setup; `check --staged` (the pre-commit hook)
+adds what the staged changes do to other memories and to read-only ones."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 
 from memory_ls.core.layouts import find_agent_files
+from memory_ls.core.rules.errors import InvalidArguments
+from memory_ls.core.rules.references import find_references
 from memory_ls.core.rules.similarity import KeyTable
 from memory_ls.core.rules.supersede import Declaration, SupersedeGraph, declaration_of_text
 from memory_ls.core.services.agent_checks import agent_diagnostics, reader
@@ -26,8 +30,10 @@ from memory_ls.core.services.diagnostics import (
     supersede_diagnostics,
     text_diagnostics,
 )
+from memory_ls.core.services.formats import report_base
 from memory_ls.core.services.merge_driver_check import merge_driver_diagnostics
 from memory_ls.core.storage.agent_repository import repository_of
+from memory_ls.core.storage.git import git_output
 from memory_ls.core.storage.memory import MemoryFile
 from memory_ls.core.store import Store
 
@@ -104,6 +110,97 @@ def check_store(store: Store, paths: Sequence[str] = ()) -> list[Diagnostic]:
         # The repository's git setup (its .gitattributes): a check of the whole store only.
         found.extend(merge_driver_diagnostics(store.config.root))
     return apply_severities(found, store.config.severities)
+
+
+def check_staged(store: Store, paths: Sequence[str] = ()) -> list[Diagnostic]:
+    """The given files' diagnostics, plus what the staged changes (the index against HEAD)
+    do: each memory linking to a memory they delete or rename is checked for those links
+    (pre-commit passes no deleted file), and each change to a read-only memory is a
+    `read-only-changed` error. The staged files are read from the working tree, as
+    pre-commit leaves it (unstaged changes put aside)."""
+    from memory_ls.core.operations.changes import (
+        EMPTY_TREE,
+        classify,
+        memory_pathspecs,
+        parse_name_status,
+    )
+    from memory_ls.core.operations.changes_guard import read_only_diagnostic
+
+    root = store.config.root
+    if git_output(root, ["rev-parse", "--is-inside-work-tree"]) is None:
+        raise InvalidArguments(f"{root} is not in a git work tree: --staged needs git")
+    top = report_base(root)
+    pathspecs = memory_pathspecs(store, top)
+    staged = b""
+    if pathspecs:
+        head = git_output(top, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
+        base = head.decode().strip() if head else EMPTY_TREE
+        compare = ["diff", "--cached", "-M", "--name-status", "-z", "--no-ext-diff"]
+        found_diff = git_output(top, [*compare, base, *pathspecs])
+        if found_diff is None:
+            raise InvalidArguments("git could not compare the index with HEAD")
+        staged = found_diff
+    changes = classify(store, top, parse_name_status(staged))
+    guard = [
+        d
+        for c in changes
+        if (
+            d := read_only_diagnostic(
+                store.config,
+                top,
+                (c.status, c.name, c.path, c.old_name, c.old_path),
+                "the staged changes",
+            )
+        )
+        is not None
+    ]
+    # Each name the staged changes take away, with what became of it.
+    removed = {c.name: "is deleted" for c in changes if c.status == "deleted"}
+    removed.update(
+        {c.old_name: f"is renamed to {c.name}" for c in changes if c.old_name is not None}
+    )
+    given = {os.path.abspath(p) for p in expand_paths(paths)}
+    linking = [p for p in _linking(store, removed) if p not in given]
+    found = apply_severities(guard, store.config.severities)
+    if not given and not linking:
+        return found  # check_store of no path would check the whole store
+    for d in check_store(store, [*paths, *linking]):
+        if os.path.abspath(d.path) in given:
+            found.append(d)
+            continue
+        # A memory checked for its links only: the links the staged changes broke.
+        target = _link_target(d)
+        if d.code == "broken-link" and target in removed:
+            how = removed[target]
+            found.append(replace(d, message=f"{d.message} ({target} {how} by the staged changes)"))
+    return found
+
+
+def _link_target(d: Diagnostic) -> str | None:
+    """The name a link diagnostic is about, `global/` included."""
+    name = d.data.get("name")
+    if not isinstance(name, str):
+        return None
+    return ("global/" if d.data.get("isGlobal") else "") + name
+
+
+def _linking(store: Store, names: dict[str, str]) -> list[str]:
+    """The project memories whose references name one of `names`."""
+    if not names:
+        return []
+    found = []
+    for memory in store.scan():
+        if memory.scope == "global":  # not the repository's: a commit cannot fix them
+            continue
+        try:
+            text, _size, problem = read_for_check(memory.path, store.config.max_memory_bytes)
+        except OSError:
+            continue
+        if text is None or problem is not None or not any(name in text for name in names):
+            continue
+        if any(ref.target in names for ref in find_references(text)):
+            found.append(memory.path)
+    return found
 
 
 class _AgentFilesCheck:

@@ -49,6 +49,7 @@ RULE_DESCRIPTIONS: Mapping[str, str] = {
     "merge-conflict": "A memory holds unresolved git conflict markers.",
     "superseded": "Another memory supersedes this one (or a supersede relation cannot hold).",
     "missing-merge-driver": ".gitattributes names merge=memory-ls; git config lacks the driver.",
+    "read-only-changed": "A change adds, edits, deletes or renames a read-only memory.",
     "unindexed-memory": "A Claude Code topic file that the loaded part of MEMORY.md never names.",
     "broken-import": "A CLAUDE.md @import names a file that does not exist.",
     "import-cycle": "A CLAUDE.md @import leads back to a file already being imported.",
