@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from e2e_support import SERVER_ENV, Session, make_workspace, session
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
 pytestmark = pytest.mark.asyncio
 
@@ -205,7 +206,13 @@ async def test_a_memory_deleted_meanwhile_is_recreated_where_it_was(tmp_path: Pa
         assert (deleted["kind"], deleted["sizeAfter"]) == ("deleted", None)
         await j.request("revert", {"id": edited["id"]})
         assert checkout.read_bytes() == original
-        # Undoing the deletion instead gives back what the file held when it went.
+        # The memory exists again: undoing the deletion would overwrite it (refused)
+        # until the recreation is undone; then it gives back what the file held.
+        with pytest.raises(JsonRpcException, match="created again"):
+            await j.request("revert", {"id": deleted["id"]})
+        recreated, _, _ = await j.until_entries(3)
+        await j.request("revert", {"id": recreated["id"]})
+        assert not checkout.exists()
         await j.request("revert", {"id": deleted["id"]})
         assert checkout.read_bytes() == original + b"\nAn agent's line.\n"
 

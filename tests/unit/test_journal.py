@@ -81,7 +81,13 @@ def test_revert_to_an_older_entry(ws: Workspace) -> None:
     v1 = _bytes(ws, "notes")
     store.edit("notes", content="v2\n")
     store.edit("notes", content="v3\n")
+    v3 = _bytes(ws, "notes")
     second_edit, first_edit, _created = store.history("notes")
+    # The later edit rewrote the same line: undoing the first alone would discard it.
+    with ws.refuses("version-conflict"):
+        store.revert("notes", first_edit.id)
+    assert _bytes(ws, "notes") == v3
+    store.revert("notes", second_edit.id)
     store.revert("notes", first_edit.id)
     assert _bytes(ws, "notes") == v1
     assert second_edit.id > first_edit.id

@@ -57,6 +57,12 @@ def _result_text(command: str, result: dict[str, Any], rel: Any) -> str:
         if "deleted" in result:
             state = "deleted" if result["deleted"] else "already absent"
             return f"{result['name']}: {state} (undid {result['revertedTo']})"
+        if result.get("merged"):
+            kept = ", ".join(map(str, result["keptChanges"])) or "none"
+            return (
+                f"{result['name']} -> {rel(result['path'])}: undid {result['revertedTo']} "
+                f"merged into version {result['version']}; kept later change(s) {kept}"
+            )
         return (
             f"{result['name']} -> {rel(result['path'])} restored to version {result['version']} "
             f"(undid {result['revertedTo']})"

@@ -121,6 +121,7 @@ class Journal:
             # A watcher (another process's, say) saw the file before this writer recorded it.
             entry_id = self._relabel(db, name, v_before, v_after, source, action)
             if entry_id is None:
+                self._fill_gap(db, name, path, v_before, v_after, before)
                 entry_id = self._insert(
                     db,
                     action=action,
@@ -141,6 +142,36 @@ class Journal:
                     db, new_path or path, new_name or name, _mtime_ns(new_path or path), after, kept
                 )
         return entry_id
+
+    def _fill_gap(
+        self,
+        db: sqlite3.Connection,
+        name: str,
+        path: str,
+        v_before: str | None,
+        v_after: str | None,
+        before: bytes | None,
+    ) -> None:
+        """Journal a change made on disk since last seen (a pull no server watched) first."""
+        # So each entry's content after is the next one's before (what a revert merges on).
+        row = db.execute(
+            "SELECT size, version, data FROM baseline WHERE path = ?", (path,)
+        ).fetchone()
+        # Also nothing when a watcher already saw this very write (the baseline is after).
+        if row is None or str(row[1]) in (v_before, v_after):
+            return
+        self._insert(
+            db,
+            action="save" if before is not None else "delete",
+            name=name,
+            path=path,
+            source=EXTERNAL_SOURCE,
+            deflated=row[2],
+            before_size=int(row[0]),
+            withheld=row[2] is None,
+            versions=(str(row[1]), v_before),
+            after_size=None if before is None else len(before),
+        )
 
     def _withholds(self, data: bytes) -> bool:
         """Whether a content is not kept: too large, or a possible secret (where refused)."""
