@@ -218,15 +218,15 @@ class SearchResult(TypedDict):
     query: str
     mode: Literal["relevance", "all_words"]
     memories: list[SearchMemory]
-    total: int  # memories that match in all
+    total: int  # memories listed in all: those that match, and newer ones that supersede one
     more: int  # of those, how many come after these
     next_cursor: str | None  # pass as `cursor` for the next ones
     ignoredWords: list[str]  # stop words the ranking did not require
     # all_words mode, nothing found: how many memories hold some of the words.
     someWords: NotRequired[int]
-    # Nothing matched the query: the query searched instead, its words corrected to the
-    # closest words of memory names and tags (`paymnt` -> `payments`).
-    closest: NotRequired[str]
+    # Nothing matched the query: the closest words of memory names and tags, to search if
+    # they are what was meant (`paymnt` -> `payments`); not searched.
+    suggestion: NotRequired[str]
     # The first page of a search of the project without tags: the agents' files that
     # match (best first, scores not comparable with the memories'), and how many more do.
     agentFiles: NotRequired[list[AgentFileMatch]]

@@ -570,6 +570,9 @@ class Found:
 
     hits: list[Hit]
     total: int | None = None
+    # Hits that do not match the query, there because they supersede one that does (not
+    # counted in `total`: "8 of 7 matching" would follow).
+    added: int = 0
 
 
 def scan_search(
@@ -605,11 +608,14 @@ def scan_search(
             query, memory.name, memory.path, memory.body, memory.body_line, score, tuple(newer)
         )
 
+    added: list[str] = []
+
     def fetch(name: str) -> Hit | None:
         # A successor, whether or not it has the query's words (as the index's search does).
         found = by_name.get(name)
         if found is None and name in every:
             found = (0.0, every[name])
+            added.append(name)
         return None if found is None else hit_of(*found)
 
     hits: list[Hit] = []
@@ -621,7 +627,7 @@ def scan_search(
     ordered = order_by_supersession(hits, fetch)
     if per_memory:
         ordered = ordered[offset : offset + limit]
-    return Found(ordered, len(ranked))
+    return Found(ordered, len(ranked), len(added))
 
 
 def merge_found(parts: Sequence[Found], limit: int, per_memory: bool, offset: int) -> Found:
@@ -638,4 +644,8 @@ def merge_found(parts: Sequence[Found], limit: int, per_memory: bool, offset: in
     if per_memory:
         ordered = ordered[offset : offset + limit]
     totals = [part.total for part in parts]
-    return Found(ordered, None if None in totals else sum(t for t in totals if t is not None))
+    return Found(
+        ordered,
+        None if None in totals else sum(t for t in totals if t is not None),
+        sum(part.added for part in parts),
+    )

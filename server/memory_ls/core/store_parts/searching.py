@@ -210,7 +210,7 @@ class Searching(Reading):
             passed = [rough.documents - len(chosen), spaces]
             found = scan_search(query, chosen, size, per_memory=per_memory, passed=passed)
             if start >= len(ordered) or enough(found.hits, size, per_memory):
-                return Found(found.hits, len(ordered))
+                return Found(found.hits, len(ordered), found.added)
 
     @staticmethod
     def _limit(limit: object) -> int:

@@ -59,24 +59,12 @@ def search_memories(ctx: ToolContext) -> Callable[..., Any]:
             found = store.search_memories(
                 query, tags, scope, size, mode, per_memory=True, offset=offset, count=True
             )
-            # A typo finds its memory: with no match at all, the closest words of the
-            # memories' names and tags are searched instead, and the answer says so.
-            closest = None
-            if mode == RELEVANCE and not found.hits and not found.total:
-                closest = store.closest_query(query, scope)
-                if closest is not None:
-                    retried = store.search_memories(
-                        closest, tags, scope, size, mode, per_memory=True, offset=offset, count=True
-                    )
-                    if retried.hits or retried.total:
-                        found = retried
-                    else:  # a word of a tag only: no text holds it, nothing to show
-                        closest = None
-            searched = closest or query
-            parsed = parse_query(searched, mode)
+            parsed = parse_query(query, mode)
             words = ", ".join(part.label for part in parsed.terms)
             rows = [hit.summary() for hit in found.hits]
-            total = found.total if found.total is not None else offset + len(rows)
+            # The successors listed beside the matches they supersede count on top (the
+            # matches alone would read "8 of 7").
+            total = found.total + found.added if found.total is not None else offset + len(rows)
             result: dict[str, Any] = {
                 "query": query,
                 "mode": mode,
@@ -86,16 +74,23 @@ def search_memories(ctx: ToolContext) -> Callable[..., Any]:
                 "next_cursor": None,
                 "ignoredWords": [part.label for part in parsed.ignored],
             }
-            if closest is not None:
-                result["closest"] = closest
             agents = _agent_files(ctx, store, query, mode, tags, scope, offset)
             result.update(agents.fields())
             also = agents.text()
             if not rows:
                 if mode == RELEVANCE:
-                    text = (
-                        f"No memory matched any of these words ({words}); try other or fewer words."
-                    )
+                    text = f"No memory matched any of these words ({words})."
+                    # Never answered in place of the query (a "corrected" search finds
+                    # `cart` for "helm chart"): the closest words are offered, not searched.
+                    suggestion = _suggestion(store, query, tags, scope)
+                    if suggestion is not None:
+                        result["suggestion"] = suggestion
+                        text += (
+                            f' The closest words of memory names and tags: "{suggestion}" '
+                            "(not searched; search it if that is what you meant)."
+                        )
+                    else:
+                        text += " Try other or fewer words."
                 else:
                     some = store.search_memories(
                         query, tags, scope, 1, RELEVANCE, per_memory=True, count=True
@@ -110,8 +105,12 @@ def search_memories(ctx: ToolContext) -> Callable[..., Any]:
             shown: list[dict[str, Any]] = []
             blocks: list[str] = []
             spent = len(also) + len(json.dumps(agents.fields(), ensure_ascii=False))
+            superseded: dict[str, list[str]] = {}
+            for row in rows:
+                for newer in row["supersededBy"]:
+                    superseded.setdefault(newer, []).append(row["name"])
             for number, row in enumerate(rows, start=offset + 1):
-                block = _block(number, row)
+                block = _block(number, row, superseded.get(row["name"], []))
                 cost = len(block) + len(json.dumps(row, ensure_ascii=False))
                 if shown and spent + cost > ANSWER_BUDGET_CHARS:
                     break  # the rest on the next page
@@ -124,16 +123,16 @@ def search_memories(ctx: ToolContext) -> Callable[..., Any]:
                 memories=shown, more=more, next_cursor=str(end) if more else None, total=total
             )
             head = (
-                f"{len(shown)} of {total} matching memor{'y' if total == 1 else 'ies'}, "
-                f"best first ({'every word' if mode == ALL_WORDS else 'relevance'}: {words})"
+                f"{len(shown)} of {total} memor{'y' if total == 1 else 'ies'}, best first "
+                f"({'every word' if mode == ALL_WORDS else 'relevance'}: {words})"
             )
+            if found.added:
+                head += (
+                    f"; {total - found.added} match, {found.added} "
+                    f"supersede{'s' if found.added == 1 else ''} a match"
+                )
             if result["ignoredWords"]:
                 head += f"; not required: {', '.join(result['ignoredWords'])}"
-            if closest is not None:
-                head = (
-                    f'No memory matched "{query}"; searched the closest words of memory names '
-                    f'and tags instead, "{closest}". ' + head
-                )
             tail = (
                 f'{more} more: call search_memories again with cursor="{end}".'
                 if more
@@ -172,9 +171,25 @@ def _offset(cursor: str | None) -> int:
     return int(cursor)
 
 
-def _block(number: int, row: dict[str, Any]) -> str:
+def _suggestion(store: Store, query: str, tags: list[str] | None, scope: str | None) -> str | None:
+    """The closest words of the memories' names and tags, when a search of them finds
+    something (a word only a tag holds is no text to find)."""
+    closest = store.closest_query(query, scope)
+    if closest is None:
+        return None
+    found = store.search_memories(closest, tags, scope, 1, RELEVANCE, per_memory=True)
+    return closest if found.hits else None
+
+
+def _block(number: int, row: dict[str, Any], newer_than: list[str]) -> str:
     """One memory of the answer's text: name, title, why, best lines."""
-    why = f"score {row['score']}; matched: {', '.join(row['matched']) or 'its name'}"
+    if row["matched"]:
+        why = f"score {row['score']}; matched: {', '.join(row['matched'])}"
+    elif newer_than:
+        # Listed for the memory it supersedes, which the query found.
+        why = f"supersedes {', '.join(newer_than)}, which matched"
+    else:
+        why = f"score {row['score']}; matched: its name"
     if row["supersededBy"]:
         why += f"; SUPERSEDED by {', '.join(row['supersededBy'])}: read that instead"
     lines = [f"{number}. {row['name']} — {row['title']} ({why})"]

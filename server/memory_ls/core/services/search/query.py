@@ -449,6 +449,8 @@ class _Search:
         )
         self.wanted_tags = [_tag_text((tag,)) for tag in tags]
         self.stale: list[str] = []
+        # Successors listed beside the matches they supersede, without the query's words.
+        self.added: list[str] = []
         variants = self._variants() if query.stemmed else {}
         every = query.expression(variants)
         # Memories whose name holds every term come first, then those holding every term;
@@ -459,6 +461,7 @@ class _Search:
             self.tiers.append((0, query.any_expression(variants)))
 
     def run(self, limit: int, per_memory: bool, offset: int, count: bool) -> Found:
+        self.added = []
         hits: list[Hit] = []
         seen: set[int] = set()
         wanted = limit + offset
@@ -484,7 +487,7 @@ class _Search:
         ordered = order_by_supersession(hits, self._fetch)
         if per_memory:
             ordered = ordered[offset : offset + limit]
-        return Found(ordered, self._count() if count else None)
+        return Found(ordered, self._count() if count else None, len(self.added))
 
     def _variants(self) -> dict[str, list[str]]:
         """The indexed words of each term's stem, the most frequent first."""
@@ -579,6 +582,9 @@ class _Search:
             "SELECT bm25(fts, ?, ?, 1.0) FROM fts WHERE fts MATCH ? AND rowid = ?",
             (NAME_WEIGHT, NAME_WEIGHT, self.tiers[-1][1], found[0]),
         ).fetchone()
+        if matched is None:
+            # Listed for the memory it supersedes, not counted among the matches.
+            self.added.append(qualified)
         return self._hit(found[0], 0.0 if matched is None else score_of(0, -matched[0]))
 
     def _count(self) -> int:
