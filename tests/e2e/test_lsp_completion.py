@@ -138,12 +138,13 @@ async def test_items_name_folder_scope_and_preview(server: Session, ws: Workspac
     assert await detail(server, item(result, "team_rules")) == f"project · {ws.outside}"
 
 
-async def test_closed_link_gets_just_the_name(server: Session) -> None:
-    # VS Code closes `[[` to `[[]]` by itself; the item must not add another `]]`.
+async def test_closed_link_puts_the_cursor_after_its_brackets(server: Session) -> None:
+    # VS Code closes `[[` to `[[]]` by itself; the item replaces those `]]` with its own,
+    # so the cursor ends after them, not inside the link (issue 34).
     result = await complete(server, f"See [[pro{CURSOR}]] now")
     edit = edit_of(server, item(result, "project_overview"))
-    assert edit.new_text == "project_overview"
-    assert edit.range == span(server, 0, "See [[", "See [[pro")
+    assert edit.new_text == "project_overview]]"
+    assert edit.range == span(server, 0, "See [[", "See [[pro]]")
 
 
 async def test_open_link_gets_closing_brackets(server: Session) -> None:
@@ -153,14 +154,16 @@ async def test_open_link_gets_closing_brackets(server: Session) -> None:
     assert edit.range == span(server, 0, "See [[", "See [[pro")
 
     result = await complete(server, f"See [[pro{CURSOR}] x")
-    assert edit_of(server, item(result, "project_overview")).new_text == "project_overview]"
+    edit = edit_of(server, item(result, "project_overview"))
+    assert edit.new_text == "project_overview]]"
+    assert edit.range == span(server, 0, "See [[", "See [[pro]")
 
     result = await complete(server, f"[[pro{CURSOR}|the overview]]")
     assert edit_of(server, item(result, "project_overview")).new_text == "project_overview"
 
 
 async def test_cursor_inside_a_name_replaces_it_where_the_client_can(server: Session) -> None:
-    result = await complete(server, f"[[pro{CURSOR}ject_ovr]]")
+    result = await complete(server, f"[[pro{CURSOR}ject_ovr|label]]")
     edit = item(result, "project_overview").text_edit
     insert = span(server, 0, "[[", "[[pro")
     if supports_insert_replace(server):
@@ -171,6 +174,14 @@ async def test_cursor_inside_a_name_replaces_it_where_the_client_can(server: Ses
         assert isinstance(edit, types.TextEdit)
         assert edit.range == insert
     assert edit is not None and edit.new_text == "project_overview"
+
+
+async def test_cursor_inside_a_closed_name_replaces_it_and_the_brackets(server: Session) -> None:
+    # The edit ends with `]]`: an insert range would keep the brackets there, doubled.
+    result = await complete(server, f"[[pro{CURSOR}ject_ovr]]")
+    edit = edit_of(server, item(result, "project_overview"))
+    assert edit.new_text == "project_overview]]"
+    assert edit.range == span(server, 0, "[[", "[[project_ovr]]")
 
 
 async def test_mem_references_inside_backticks(server: Session) -> None:
@@ -218,8 +229,8 @@ async def test_global_qualified_names(server: Session) -> None:
     result = await complete(server, f"[[global/sty{CURSOR}]]")
     assert labels(result) == ["global/style_guide"]
     edit = edit_of(server, item(result, "global/style_guide"))
-    assert edit.new_text == "global/style_guide"
-    assert edit.range == span(server, 0, "[[", "[[global/sty")
+    assert edit.new_text == "global/style_guide]]"
+    assert edit.range == span(server, 0, "[[", "[[global/sty]]")
 
 
 async def test_columns_count_in_the_negotiated_encoding(server: Session) -> None:

@@ -1,7 +1,9 @@
 """Quick fixes for diagnostics (SPEC 3.4): move a `misrouted` memory where its name routes,
 create the memory behind a `broken-link`, "did you mean" for a `broken-link` (closest
-names) or an `unknown-prefix` (closest routing prefixes), the path a `stale-path`
-moved to (lsp/repository.py), and accept ours, theirs or both for a `merge-conflict`.
+names, or the closest heading of a `[[note#Heading]]`) or an `unknown-prefix` (closest
+routing prefixes; creating its folder or dropping the prefix: lsp/prefix_fixes.py), the
+path a `stale-path` moved to (lsp/repository.py), and accept ours, theirs or both for a
+`merge-conflict`.
 
 The move is a RenameFile in a workspace edit, planned by the store's move rules: the
 name does not change, so no reference needs rewriting, and the editor moves the open
@@ -35,6 +37,7 @@ from memory_ls.core.rules.conflicts import ConflictBlock, Side, find_conflicts, 
 from memory_ls.core.rules.errors import Exists, InvalidArguments, MemoryStoreError
 from memory_ls.core.rules.names import did_you_mean, split_qualified, valid_name_for
 from memory_ls.core.rules.references import Reference, find_references
+from memory_ls.lsp import prefix_fixes
 from memory_ls.lsp.commands import refusal
 from memory_ls.lsp.diagnostics import SOURCE
 from memory_ls.lsp.edits import (
@@ -82,6 +85,7 @@ class Snapshot:
 def register(server: MemoryServer) -> None:
     """Register the quick-fix provider and the command its "Create memory" runs."""
     server.command(CREATE_COMMAND)(create_memory)
+    prefix_fixes.register(server)
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
@@ -141,6 +145,12 @@ def _fixes(
         if ls.repository is not None:
             yield from ls.repository.fixes(doc.uri, doc.text, doc.version, diagnostic)
         return
+    if diagnostic.code == "unknown-prefix":
+        yield from prefix_fixes.prefix_fixes(ls, doc.uri, diagnostic)
+    data: Any = diagnostic.data
+    if diagnostic.code == "broken-link" and isinstance(data, dict) and "heading" in data:
+        yield from _heading_fix(ls, doc, refs, diagnostic, data.get("suggestion"))
+        return
     ref = _reference(ls, doc, refs, diagnostic)
     if ref is None:
         return
@@ -155,6 +165,43 @@ def _fixes(
     elif not ref.is_global:
         for name in prefix_suggestions(ref.name, ls.config.additional):
             yield _replace(ls, doc, ref, name, diagnostic, preferred=False)
+        prefix = data.get("prefix") if isinstance(data, dict) else None
+        plain = prefix_fixes.without_prefix(ref.name, prefix) if isinstance(prefix, str) else None
+        if plain is not None:
+            yield _replace(ls, doc, ref, plain, diagnostic, preferred=False)
+
+
+def _heading_fix(
+    ls: MemoryServer,
+    doc: Snapshot,
+    refs: Mapping[tuple[int, int], Reference],
+    diagnostic: types.Diagnostic,
+    suggestion: object,
+) -> Iterator[tuple[str, types.CodeAction]]:
+    """Put the closest heading in place of a missing one (`[[note#Retyr]]`)."""
+    if not isinstance(suggestion, str):
+        return
+    at = ls.workspace.position_codec.position_from_client_units(doc.lines, diagnostic.range.start)
+    ref = next(
+        (r for r in refs.values() if r.line == at.line and r.fragment_start == at.character),
+        None,
+    )
+    if ref is None or not ref.fragment:
+        return
+    # Obsidian's nested `[[note#Heading#Sub]]`: only the last heading was missing.
+    kept = ref.fragment[: ref.fragment.rindex("#") + 1] if "#" in ref.fragment else ""
+    change = Replacement(ref.line, ref.fragment_start, ref.fragment_end, kept + suggestion)
+    edit = FileEdit(doc.uri, doc.version, doc.lines, [change])
+    yield (
+        f"heading:{ref.line}:{ref.fragment_start}:{suggestion}",
+        types.CodeAction(
+            title=f"Change to #{kept + suggestion}",
+            kind=QUICK_FIX,
+            diagnostics=[diagnostic],
+            is_preferred=True,
+            edit=workspace_edit(ls, [edit]),
+        ),
+    )
 
 
 def _accept(

@@ -2,12 +2,14 @@
 
 Filtering and ranking happen on the server (prefix matches first, then fuzzy ones; see
 MemoryIndex.complete_names), so the client gets at most MAX_ITEMS items. The edit
-replaces exactly what was typed and adds the closing `]]` or backtick only when it is
-not there yet.
+replaces exactly what was typed; a name after `[[` ends with `]]`, replacing the brackets
+already there so that the cursor lands after them; after `mem:` the backtick is added
+only when it is not there yet.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -27,6 +29,7 @@ from memory_ls.core.storage.memory import MemoryFile
 from memory_ls.core.storage.routing import routing_prefixes
 from memory_ls.lsp import agents
 from memory_ls.lsp.agent_navigation import open_reader
+from memory_ls.lsp.heading_completion import HeadingSpot, heading_list, split_heading
 from memory_ls.lsp.protocol import JsonText
 from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.targets import wait_for_names
@@ -40,7 +43,8 @@ INLINE_PREVIEWS = 5
 _SORT_TEXTS = tuple(f"1{position:04d}" for position in range(MAX_ITEMS))
 FUZZY_CUTOFF = 60
 # `@` starts a Claude Code import, `(` a MEMORY.md link's target (agent_navigation.py).
-TRIGGER_CHARACTERS = ["[", ":", "/", ",", "-", "@", "("]
+# `#` the heading in a `[[note#Heading]]` link (heading_completion.py).
+TRIGGER_CHARACTERS = ["[", ":", "/", ",", "-", "@", "(", "#"]
 
 _WIKI_OPEN = re.compile(r"\[\[([^\[\]|\n]*)$")
 _MEM_OPEN = re.compile(r"`mem:([^`\n]*)$")
@@ -51,13 +55,14 @@ _INLINE_TAGS = re.compile(r"^tags:\s*\[([^\]]*)$")
 _BLOCK_ITEM = re.compile(r"^\s*-( *)(.*)$")
 _BLOCK_TAGS_KEY = re.compile(r"^tags:\s*$")
 _FENCE = "---"
+_COMPACT: dict[str, Any] = {"separators": (",", ":")}
 
 
 @dataclass(frozen=True)
 class Context:
     """Where completion was asked, in code points of the cursor's line."""
 
-    kind: str  # "name" or "tag"
+    kind: str  # "name", "tag" or "heading" (`typed` after `#`, `target` before it)
     typed: str
     start: int  # where the typed part starts
     cursor: int
@@ -65,6 +70,8 @@ class Context:
     closing: str = ""  # what to add after the inserted text
     lead: str = ""  # what to add before it (a space after a bare `-`)
     existing: tuple[str, ...] = ()  # tags already in the list
+    target: str = ""  # the memory whose headings are offered
+    brackets: int = 0  # closing brackets after the name that the item's edit replaces
 
 
 def register(server: MemoryServer) -> None:
@@ -85,6 +92,13 @@ def register(server: MemoryServer) -> None:
             # Paths after a CLAUDE.md's `@`, topic files in a MEMORY.md link.
             return await agent_paths(ls, params.text_document.uri, lines, at.line, at.character)
         line = lines[at.line]
+        if context.kind == "heading":
+            await wait_for_names(ls)
+            end = context.word_end if context.brackets else context.cursor
+            spot = HeadingSpot(context.target, context.typed, context.start, end, context.closing)
+            return await ls.in_store_thread(
+                heading_list, ls, spot, line, params.position.line, params.text_document.uri
+            )
         if context.kind == "name" and not ls.index.scanned:
             # Just after start the names are moments away: answer once they are known
             # rather than with an empty list (bounded: a slow disk cannot hang the editor).
@@ -241,9 +255,23 @@ def find_context(lines: Sequence[str], line_no: int, column: int) -> Context | N
         rest = _WIKI_REST.match(after)
         tail = rest.group(0) if rest else ""
         beyond = after[len(tail) :]
-        closed = beyond.startswith(("]]", "|"))
-        closing = "" if closed else ("]" if beyond.startswith("]") else "]]")
-        return _name_context(wiki.group(1), wiki.start(1), column, tail, closed, closing)
+        if beyond.startswith("|"):  # `[[name|label]]`: the label stays as written
+            context = _name_context(wiki.group(1), wiki.start(1), column, tail, True, "")
+        else:
+            # The item writes the closing `]]` and replaces the brackets already there
+            # (the client's auto-closed `]]`), so the cursor ends after them, ready for
+            # the next word (issue 34); no snippet needed, as clients without them work too.
+            brackets = min(len(beyond) - len(beyond.lstrip("]")), 2)
+            context = _name_context(
+                wiki.group(1), wiki.start(1), column, tail, brackets > 0, "]]", brackets
+            )
+        heading = split_heading(context.typed)
+        if heading is None:
+            return context
+        target, at, typed = heading
+        return dataclasses.replace(
+            context, kind="heading", typed=typed, start=context.start + at, target=target
+        )
     mem = _MEM_OPEN.search(before)
     if mem:
         rest = _MEM_REST.match(after)
@@ -264,12 +292,14 @@ def _in_code(lines: Sequence[str], line_no: int) -> bool:
 
 
 def _name_context(
-    raw: str, offset: int, column: int, tail: str, closed: bool, closing: str
+    raw: str, offset: int, column: int, tail: str, closed: bool, closing: str, brackets: int = 0
 ) -> Context:
     lead = len(raw) - len(raw.lstrip())
     # Only a closed reference has a name after the cursor that the item may replace.
     word_end = column + len(tail) if closed else column
-    return Context("name", raw[lead:], offset + lead, column, word_end, closing)
+    return Context(
+        "name", raw[lead:], offset + lead, column, word_end + brackets, closing, brackets=brackets
+    )
 
 
 def _in_frontmatter(lines: Sequence[str], line_no: int) -> bool:
@@ -395,7 +425,7 @@ def _name_items(
                     "sortText": f"0{len(items):04d}",
                     "filterText": prefix,
                 }
-                items.append(_item(fields, edit.edit(prefix)))
+                items.append(_item(fields, edit.partial(prefix)))
     winners = found.winners
     kind = types.CompletionItemKind.File.value
     closing = edit.closing
@@ -476,13 +506,26 @@ class _EditMaker:
 
         self.closing = context.closing
         start = position(context.start)
-        insert = {"start": start, "end": position(context.cursor)}
+        # An edit that writes the closing brackets replaces those there: one range over
+        # them (an insert range would keep them, doubled).
+        end = context.word_end if context.brackets else context.cursor
+        insert = {"start": start, "end": position(end)}
         replace = {"start": start, "end": position(context.word_end)}
-        self.insert_replace = insert_replace and context.word_end != context.cursor
+        self._typed = json.dumps({"start": start, "end": position(context.cursor)}, **_COMPACT)
+        self.insert_replace = (
+            insert_replace and context.word_end != context.cursor and not context.brackets
+        )
         self.use_defaults = use_defaults
         compact = functools.partial(json.dumps, separators=(",", ":"))
         self._insert = compact(insert)
         self._both = f'"insert":{self._insert},"replace":{compact(replace)}'
+
+    def partial(self, new_text: str) -> str:
+        """The edit of an item the name goes on after (a routing prefix): over the typed
+        part only, the closing brackets kept after the cursor."""
+        if not self.insert_replace and self._typed != self._insert:
+            return f'"textEdit":{{"range":{self._typed},"newText":{_q(new_text)}}}'
+        return self.edit(new_text)
 
     def defaults(self) -> str | None:
         """The list's shared edit range (itemDefaults, JSON), where the client takes one."""

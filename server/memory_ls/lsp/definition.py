@@ -1,12 +1,21 @@
-"""Go to definition from any reference form (SPEC 3.4): the memory's file."""
+"""Go to definition from any reference form (SPEC 3.4): the memory's file, at the heading
+a `[[note#Heading]]` names."""
 
 from __future__ import annotations
 
 from lsprotocol import types
 
+from memory_ls.core.rules.headings import find_heading, headings
 from memory_ls.lsp import agent_navigation
 from memory_ls.lsp.server import MemoryServer
-from memory_ls.lsp.targets import cursor_at, file_start, file_uri, resolve, wait_for_names
+from memory_ls.lsp.targets import (
+    cursor_at,
+    document_text,
+    file_start,
+    file_uri,
+    resolve,
+    wait_for_names,
+)
 from memory_ls.lsp.text import client_range
 
 
@@ -29,18 +38,35 @@ def register(server: MemoryServer) -> None:
         if entry is None:
             return None
         uri = file_uri(entry.memory.path)
+        # `[[note#Heading]]`: the heading's line (rules/headings.py), else the top.
+        target = (
+            await ls.in_store_thread(_heading_range, ls, uri, ref.fragment)
+            if ref.fragment
+            else None
+        ) or file_start()
         if not _links_supported(ls):
-            return [types.Location(uri=uri, range=file_start())]
+            return [types.Location(uri=uri, range=target)]
         # The whole `[[...]]` or `mem:...` is what the editor underlines as the link.
         origin = client_range(ls, cursor.lines, ref.line, ref.full_start, ref.line, ref.full_end)
         return [
             types.LocationLink(
                 target_uri=uri,
-                target_range=file_start(),
-                target_selection_range=file_start(),
+                target_range=target,
+                target_selection_range=target,
                 origin_selection_range=origin,
             )
         ]
+
+
+def _heading_range(ls: MemoryServer, uri: str, fragment: str) -> types.Range | None:
+    """The heading a fragment names in a memory (its open text, else its file's)."""
+    text, _version = document_text(ls, uri)
+    heading = find_heading(headings(text), fragment)
+    if heading is None:
+        return None
+    lines = text.split("\n")
+    title_end = len(lines[heading.line].rstrip("\r"))
+    return client_range(ls, lines, heading.line, 0, heading.line, title_end)
 
 
 def _links_supported(ls: MemoryServer) -> bool:

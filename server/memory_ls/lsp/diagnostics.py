@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 from collections.abc import Sequence
 from urllib.parse import unquote
 
@@ -36,6 +37,8 @@ SOURCE = "memory-ls"
 TYPING_DELAY_SECONDS = 0.2
 # Coalesces a burst of file events (an agent writing many memories) into one refresh.
 REFRESH_DELAY_SECONDS = 0.05
+
+_HEADING_LINK = re.compile(r"\[\[[^\[\]|\n]*#")
 
 SEVERITIES = {
     "error": types.DiagnosticSeverity.Error,
@@ -150,6 +153,11 @@ class Publisher:
         memory may have become superseded (or no longer be): check the open documents."""
         if not update.changed or not self.ls.workspace.text_documents:
             return
+        # A `[[note#Heading]]` is checked against the note's headings on disk: whether it
+        # is broken may have changed with the files.
+        for document in list(self.ls.workspace.text_documents.values()):
+            if "#" in document.source and _HEADING_LINK.search(document.source):
+                self.schedule(document.uri, REFRESH_DELAY_SECONDS)
         task = asyncio.ensure_future(self._check_relations(index))
         task.add_done_callback(_log_failure)
 

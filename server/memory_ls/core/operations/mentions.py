@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from memory_ls.core.operations.navigation import headings
 from memory_ls.core.rules.document import split_frontmatter
 from memory_ls.core.rules.errors import InvalidArguments, MemoryStoreError
+from memory_ls.core.rules.headings import headings
 from memory_ls.core.rules.names import is_valid_name
 from memory_ls.core.rules.references import iter_lines_outside_code
 from memory_ls.core.rules.stale_paths import PathMention, code_spans, mentions_in_line, resolutions

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import collections
 import os
-import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from memory_ls.core.rules.document import split_frontmatter
 from memory_ls.core.rules.errors import Exists, ReadOnly
+from memory_ls.core.rules.headings import Heading, headings
 from memory_ls.core.rules.names import (
     GLOBAL_PREFIX,
     MEM_PREFIX,
@@ -31,17 +31,6 @@ from memory_ls.core.storage.fsio import read_utf8
 from memory_ls.core.storage.memory import MemoryFile, MovePlan
 from memory_ls.core.storage.routing import routing_prefixes
 from memory_ls.core.store import Store
-
-_ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
-
-
-@dataclass(frozen=True)
-class Heading:
-    """A Markdown heading: level 1–6, its title and 0-based line."""
-
-    level: int
-    title: str
-    line: int
 
 
 @dataclass(frozen=True)
@@ -68,19 +57,6 @@ def reference_at(text: str, line: int, column: int) -> Reference | None:
                 return ref
         return None
     return None
-
-
-def headings(text: str) -> list[Heading]:
-    """ATX headings of a note, outside its frontmatter and fenced code."""
-    raw, body, body_line = split_frontmatter(text)
-    if raw is None:
-        body, body_line = text, 0
-    found = []
-    for number, line in iter_lines_outside_code(body, body_line):
-        match = _ATX_HEADING.match(line)
-        if match and match.group(2).strip():
-            found.append(Heading(len(match.group(1)), match.group(2).strip(), number))
-    return found
 
 
 def references_in_files(

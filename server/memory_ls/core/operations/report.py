@@ -187,6 +187,8 @@ def _key(diagnostic: Diagnostic) -> tuple[str, str]:
 def _fix(store: Store, index: StoreNames, diagnostic: Diagnostic) -> str | None:
     """How to fix a finding, where the store knows better than the message."""
     data = diagnostic.data
+    if diagnostic.code == "broken-link" and "heading" in data:
+        return None  # a missing heading: its message names the closest one already
     if diagnostic.code == "broken-link" and isinstance(data.get("name"), str):
         name = data["name"]
         names = index.all()

@@ -1,4 +1,4 @@
-"""References between memories: `[[NAME]]`, `[[NAME|label]]` and `` `mem:NAME` `` (SPEC 2.7)."""
+"""References between memories: `[[NAME]]`, `[[NAME#Heading|label]]` and `mem:NAME` (SPEC 2.7)."""
 
 from __future__ import annotations
 
@@ -34,6 +34,11 @@ class Reference:
     full_start: int  # the whole reference, brackets or backticks included
     full_end: int
     label: str | None = None
+    # `[[name#Heading]]`: the text after the first `#` (spaces trimmed) and its columns;
+    # the name's own span stops before the `#`, so a rename leaves the fragment as written.
+    fragment: str | None = None
+    fragment_start: int = 0
+    fragment_end: int = 0
 
     @property
     def valid(self) -> bool:
@@ -98,6 +103,17 @@ def references_in_line(line: str, number: int) -> list[Reference]:
 def _make(
     raw: str, offset: int, number: int, form: str, match: re.Match[str], label: str | None
 ) -> Reference | None:
+    fragment: str | None = None
+    fragment_start = fragment_end = 0
+    if form == "wiki" and "#" in raw:
+        # Obsidian's and Foam's `[[note#Heading]]`: `#` starts the heading, never a name's
+        # part (see rules/headings.py); `[[#Heading]]` is a heading of the note itself.
+        at = raw.index("#")
+        rest = raw[at + 1 :]
+        fragment = rest.strip()
+        fragment_start = offset + at + 1 + len(rest) - len(rest.lstrip())
+        fragment_end = fragment_start + len(fragment)
+        raw = raw[:at]
     stripped = raw.strip()
     if not stripped:
         return None
@@ -113,6 +129,9 @@ def _make(
         full_start=match.start(),
         full_end=match.end(),
         label=label,
+        fragment=fragment,
+        fragment_start=fragment_start,
+        fragment_end=fragment_end,
     )
 
 

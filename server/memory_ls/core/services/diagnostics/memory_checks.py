@@ -9,6 +9,7 @@ from memory_ls.core.rules.document import Document
 from memory_ls.core.rules.names import caps_prefixes, has_topic, name_problem
 from memory_ls.core.rules.references import Reference
 from memory_ls.core.services.diagnostics.base import Diagnostic, Names
+from memory_ls.core.services.diagnostics.heading_links import heading_diagnostic
 from memory_ls.core.storage.folders import Folder, StoreConfig
 from memory_ls.core.storage.memory import MemoryFile
 from memory_ls.core.storage.routing import prefix_folder, unknown_prefix
@@ -91,6 +92,10 @@ def reference_diagnostics(
                     data={"name": ref.name, "isGlobal": ref.is_global},
                 )
             )
+        elif ref.fragment:
+            missing = heading_diagnostic(path, ref, config)
+            if missing is not None:
+                found.append(missing)
         if not ref.is_global and _may_have_prefix(ref.name):
             prefix = unknown(ref.name)
             if prefix:
