@@ -64,10 +64,11 @@ repos:
     hooks:
       - id: memory-ls-check
         name: memory-ls check
-        entry: memory-ls check --memories-only
+        entry: memory-ls check --memories-only --staged
         language: system
         types: [markdown]
-        require_serial: true"""
+        require_serial: true
+        always_run: true"""
 
 CI_SNIPPET = """\
 # a CI job (GitHub Actions), from the repository's root:

@@ -152,3 +152,50 @@ def test_the_project_file_names_the_shared_folders(
     # is no memory.
     assert [line.split(":", 1)[0] for line in found] == ["shared/feature/FEATURE_x.md"]
     assert "gone_too" in found[0]
+
+
+def test_a_commit_deleting_a_linked_memory_fails_naming_the_linking_memory(
+    hook_repo: Path, tmp_path: Path, env: dict[str, str]
+) -> None:
+    """pre-commit passes no deleted file: the hook finds the delete in the index and
+    checks the memories that link to it (issue 34 point 5), through a real `git commit`."""
+    rev = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=hook_repo, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    root = tmp_path / "linked"
+    memories = root / ".serena" / "memories"
+    write(memories / "retry.md", "# Retry\n\nThree times.\n")
+    write(memories / "deploy.md", "# Deploy\n\nSee [[retry]].\n")
+    write(
+        root / ".pre-commit-config.yaml",
+        f"repos:\n  - repo: {hook_repo}\n    rev: {rev}\n    hooks:\n      - id: memory-ls-check\n",
+    )
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True, env=env)
+    git(root, "add", "-A")
+    installed = pre_commit(root, env, "install")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+
+    def commit(message: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["git", "commit", "-qm", message],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=INSTALL_TIMEOUT,
+        )
+
+    first = commit("memories")
+    assert first.returncode == 0, first.stdout + first.stderr
+    git(root, "rm", "-q", ".serena/memories/retry.md")
+    refused = commit("drop retry")
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    # git sends a hook's output to standard error.
+    found = [line for line in refused.stderr.splitlines() if " broken-link " in line]
+    assert [line.split(":", 1)[0] for line in found] == [".serena/memories/deploy.md"]
+    assert "(retry is deleted by the staged changes)" in found[0]
+    # The commit did not happen; fixing the link lets it through.
+    write(memories / "deploy.md", "# Deploy\n\nRetries are gone.\n")
+    git(root, "add", ".serena/memories/deploy.md")
+    fixed = commit("drop retry, fix the link")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
