@@ -8,7 +8,9 @@ list_memories answer first with the very text Serena gives. A refusal is a tool 
 text starts with the SPEC code: `[invalid-name] Invalid memory name '../x': ...`.
 
 Modules: `server` builds the server and wires the tools (`tools/`, one function each);
-`answers` and `wording` say things; `stores` makes each call's store. The MCP SDK (and with
+`answers` and `wording` say things; `stores` makes each call's store; `session` keeps the
+versions this session read, against which a write without `expected_version` is checked
+(a memory changed since by anyone else is not overwritten). The MCP SDK (and with
 it pydantic and starlette) is imported only when the server is built, so importing this
 package stays cheap.
 """

@@ -420,5 +420,7 @@ def instructions(config: StoreConfig, names: Mapping[str, str]) -> str:
         "nothing is stored on it: carry on without. Save what a later session should know with "
         f"{names['write_memory']}; its answer lists what the store's check finds in the memory "
         "(broken links, paths that no longer exist, near-duplicates): fix what it marks new. "
-        + routing_summary(config)
+        # A write without a version is checked against the one read (mcp/session.py).
+        "A memory you read or wrote and someone else changed since is not overwritten "
+        "([version-conflict]): read it again, then retry. " + routing_summary(config)
     )

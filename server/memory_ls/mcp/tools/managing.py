@@ -22,7 +22,13 @@ def delete_memory(ctx: ToolContext) -> Callable[..., Any]:
         memory_name: Name, expected_version: ExpectedVersion = None
     ) -> Annotated[CallToolResult, DeleteResult]:
         def act(store: Store) -> CallToolResult:
-            result = store.delete(memory_name, expected_version=expected_version)
+            result = ctx.versions.guarded(
+                store,
+                memory_name,
+                None,
+                expected_version,
+                lambda version: store.delete(memory_name, expected_version=version),
+            )
             notes = (broken_links_note(result), index_note(result))
             head = f"Deleted {result['name']} ({result['path']})."
             return answer(" ".join([head, *(n for n in notes if n)]), result)
@@ -41,7 +47,14 @@ def rename_memory(ctx: ToolContext) -> Callable[..., Any]:
         expected_version: ExpectedVersion = None,
     ) -> Annotated[CallToolResult, MoveResult]:
         def act(store: Store) -> CallToolResult:
-            result = store.move(old_name, new_name, expected_version=expected_version)
+            result = ctx.versions.guarded(
+                store,
+                old_name,
+                None,
+                expected_version,
+                lambda version: store.move(old_name, new_name, expected_version=version),
+                follow_journal=True,  # the references it rewrites in memories the session read
+            )
             count = result["updatedReferences"]
             head = (
                 f"Renamed {result['name']} to {result['newName']} at {result['path']} "

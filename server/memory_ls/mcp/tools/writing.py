@@ -75,13 +75,22 @@ def write_memory(ctx: ToolContext) -> Callable[..., Any]:
     ) -> Annotated[CallToolResult, SaveResult]:
         def act(store: Store) -> CallToolResult:
             check_max_chars(memory_name, content, max_chars)
-            result = store.save(
+            # Checked against the version this session read, unless told one; create_only
+            # replaces nothing, so it also recreates a memory deleted since it was read.
+            result = ctx.versions.guarded(
+                store,
                 memory_name,
-                content,
-                tags,
                 scope,
-                expected_version=expected_version,
-                create_only=create_only,
+                expected_version,
+                lambda version: store.save(
+                    memory_name,
+                    content,
+                    tags,
+                    scope,
+                    expected_version=version,
+                    create_only=create_only,
+                ),
+                check=not create_only,
             )
             why = save_reason(result, store.config)
             if result["routedBy"] == "existing":
@@ -120,13 +129,19 @@ def edit_memory(ctx: ToolContext) -> Callable[..., Any]:
         expected_version: ExpectedVersion = None,
     ) -> Annotated[CallToolResult, EditResult]:
         def act(store: Store) -> CallToolResult:
-            result = store.edit(
+            result = ctx.versions.guarded(
+                store,
                 memory_name,
-                needle=needle,
-                replacement=repl,
-                mode=mode,
-                allow_multiple=allow_multiple_occurrences,
-                expected_version=expected_version,
+                None,
+                expected_version,
+                lambda version: store.edit(
+                    memory_name,
+                    needle=needle,
+                    replacement=repl,
+                    mode=mode,
+                    allow_multiple=allow_multiple_occurrences,
+                    expected_version=version,
+                ),
             )
             count = result["replacements"]
             head = (
