@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import os
 
+from memory_ls.core.rules.document import split_frontmatter
 from memory_ls.core.rules.names import GLOBAL_PREFIX
 from memory_ls.core.rules.similarity import (
     SHINGLE_KEY,
     SKETCH_MATCHES,
     Memo,
     Verdict,
-    body_words,
     bucket_limit,
     candidate_pairs,
+    heading_key,
     keys,
     near_duplicate,
+    words,
 )
 from memory_ls.core.services.diagnostics import (
     Diagnostic,
@@ -56,7 +58,7 @@ def near_duplicates(
     global_scope = name.startswith(GLOBAL_PREFIX)
     path = os.path.normpath(os.path.abspath(path))
     memo = Memo.of(path, name, global_scope, text)
-    wanted = keys(name, global_scope, memo.words)
+    wanted = keys(name, global_scope, memo.words, memo.title)
     index = store.search_index
     candidates = index.duplicate_candidates(wanted, [path]) if index is not None else None
     if candidates is None:
@@ -95,8 +97,9 @@ def _scanned_candidates(store: Store, wanted: set[int]) -> list[Candidate]:
             text, _size, problem = read_for_check(memory.path, max_bytes)
         except OSError:
             continue
-        words = body_words(text) if text is not None and problem is None else ""
-        shared = wanted.intersection(keys(memory.qualified, global_scope, words))
+        body = split_frontmatter(text)[1] if text is not None and problem is None else ""
+        found = keys(memory.qualified, global_scope, words(body), heading_key(body))
+        shared = wanted.intersection(found)
         if shared:
             sharing.append(((memory.path, memory.qualified, global_scope), shared))
             for key in shared:

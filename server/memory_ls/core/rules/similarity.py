@@ -18,14 +18,23 @@ words. Two measures, chosen on the labelled pairs of bench/near_duplicates/:
   around it. An edit similarity of the word sequences (rapidfuzz's Indel ratio) scored
   such a pair (staging and production databases) 77 against 79 for a copy with a
   paragraph appended: no threshold told them apart, where shingles scored 21 and 64.
+- Headings: the same first heading (normalised as names are) and bodies whose sets of
+  words (stemmed) have a Jaccard similarity of at least TITLE_THRESHOLD: the same
+  memory written again in other words keeps its heading and most of its words, yet
+  few of its shingles. On eight such paraphrases the word sets scored 58 to 78 (the
+  shingles 10 to 27, under BODY_THRESHOLD); on eight pairs of unrelated memories under
+  one generic heading (`# Overview`, `# Notes`, `# TODO`, two deployment checklists of
+  other apps) 7 to 17. A template filled twice with other facts (staging and production
+  databases) scores 55: under one heading it would be reported, as it reads as a copy.
 
 Pairs to compare are found through keys, never by comparing all pairs: the normalised
-name, the whole normalised body, and the SKETCH_SIZE smallest hashes of the body's word
-3-shingles (a bottom-k MinHash). Memories that share a name or a body are compared, and
-those that share at least SKETCH_MATCHES of their smallest hashes: two bodies with half
-their shingles in common almost surely do (the chance that they do not is about 0.3%),
-two that merely quote one path or phrase rarely. A key held by more than BUCKET_LIMIT
-memories is boilerplate (a template's phrase) and proposes nothing. Keys are stable across
+name, the whole normalised body, the normalised first heading, and the SKETCH_SIZE
+smallest hashes of the body's word 3-shingles (a bottom-k MinHash). Memories that share
+a name, a body or a heading are compared, and those that share at least SKETCH_MATCHES
+of their smallest hashes: two bodies with half their shingles in common almost surely
+do (the chance that they do not is about 0.3%), two that merely quote one path or phrase
+rarely. A shingle or heading key held by more than BUCKET_LIMIT memories is boilerplate
+(a template's phrase, `# Overview`) and proposes nothing. Keys are stable across
 processes, so the full-text index keeps them on disk (core/services/search/).
 """
 
@@ -48,6 +57,10 @@ from memory_ls.core.rules.references import find_references
 # Jaccard similarity (0-100) of two bodies' shingles from which they are near-duplicates:
 # the middle of the range that separates the labelled pairs (bench/near_duplicates).
 BODY_THRESHOLD = 50.0
+# Jaccard similarity (0-100) of two bodies' sets of words from which two memories of one
+# heading are near-duplicates: between unrelated bodies under a generic heading (at most
+# 17) and paraphrases (at least 58), nearer the first (tests/unit/test_near_duplicate_heading.py).
+TITLE_THRESHOLD = 40.0
 # Bodies shorter than this many words are never compared (skeletons, one-liners).
 MIN_WORDS = 20
 SKETCH_SIZE = 16
@@ -64,12 +77,14 @@ EXACT_BUCKET_LIMIT = 500
 # Bodies are compared on at most this many words each (bounded work on huge files).
 COMPARE_WORDS = 20_000
 # The kind of a key, in its two low bits.
-SHINGLE_KEY, NAME_KEY, BODY_KEY = 0, 1, 2
+SHINGLE_KEY, NAME_KEY, BODY_KEY, TITLE_KEY = 0, 1, 2, 3
 
 Member = TypeVar("Member", int, str)
 
 _WORD = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_HEADING = re.compile(r"#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
+_FENCE = re.compile(r"`{3,}|~{3,}")
 # Words in names that say what kind of note it is, not what it is about.
 FILLER_WORDS = frozenset(
     {"note", "notes", "memo", "memory", "memories", "info", "doc", "docs", "md", "the", "a"}
@@ -110,14 +125,22 @@ def name_key(name: str) -> str:
     return " ".join(sorted(subject))
 
 
+def heading_key(body: str) -> str:
+    """A body's first Markdown heading (outside fenced code) as names are compared; "" if none."""
+    fence: str | None = None
+    for line in body.splitlines():
+        stripped = line.strip()
+        opening = _FENCE.match(stripped)
+        if opening is not None and (fence is None or stripped.startswith(fence)):
+            fence = opening.group(0) if fence is None else None
+        elif fence is None and (found := _HEADING.fullmatch(stripped)) is not None:
+            return name_key(found.group(1))
+    return ""
+
+
 def words(body: str) -> str:
     """A body's folded words joined by spaces: what bodies are compared on."""
     return " ".join(_WORD.findall(fold(body)))
-
-
-def body_words(text: str) -> str:
-    """A memory's body (frontmatter left out) as folded words joined by spaces."""
-    return words(split_frontmatter(text)[1])
 
 
 def _key(kind: int, text: str) -> int:
@@ -142,21 +165,25 @@ def sketch(words: str) -> list[int]:
     return [(value << 2) | SHINGLE_KEY for value in heapq.nsmallest(SKETCH_SIZE, shingles(words))]
 
 
-def keys(qualified: str, global_scope: bool, words: str) -> list[int]:
-    """The keys under which a memory meets its possible near-duplicates."""
+def keys(qualified: str, global_scope: bool, words: str, title: str = "") -> list[int]:
+    """The keys under which a memory meets its possible near-duplicates (`title`: its
+    `heading_key`)."""
     bare = qualified.split("/", 1)[1] if global_scope else qualified
     # Names are compared within a scope: a personal note may share a project note's name.
     found = [_key(NAME_KEY, ("g:" if global_scope else "p:") + name_key(bare))]
     shingled = sketch(words)
     if shingled:
         found.append(_key(BODY_KEY, words))
+        if title:
+            found.append(_key(TITLE_KEY, title))
         found.extend(shingled)
     return found
 
 
 def bucket_limit(key: int) -> int:
     """How many memories may share a key for it to propose pairs."""
-    return BUCKET_LIMIT if key & 3 == SHINGLE_KEY else EXACT_BUCKET_LIMIT
+    # A heading more memories share than this is a template's (`# Overview`).
+    return BUCKET_LIMIT if key & 3 in (SHINGLE_KEY, TITLE_KEY) else EXACT_BUCKET_LIMIT
 
 
 @dataclass(frozen=True)
@@ -166,13 +193,15 @@ class Memo:
     path: str
     qualified: str  # `global/NAME` for a global memory
     global_scope: bool
-    words: str  # body_words
+    words: str  # `words` of its body (frontmatter left out)
     text: str = ""  # the whole text, for what it refers to (read only for a match)
+    title: str = ""  # heading_key of its body
 
     @classmethod
     def of(cls, path: str, qualified: str, global_scope: bool, text: str) -> Memo:
         """Read what is compared from a memory's text."""
-        return cls(path, qualified, global_scope, body_words(text), text)
+        body = split_frontmatter(text)[1]
+        return cls(path, qualified, global_scope, words(body), text, heading_key(body))
 
     @functools.cached_property
     def mentions(self) -> frozenset[str]:
@@ -207,6 +236,11 @@ class Memo:
             else frozenset()
         )
 
+    @functools.cached_property
+    def word_set(self) -> frozenset[str]:
+        """Its body's words, stemmed (what two memories of one heading are compared on)."""
+        return frozenset(stem(word) for word in self.words.split(" ")[:COMPARE_WORDS])
+
 
 def _names_in(value: object) -> Iterable[str]:
     if isinstance(value, str):
@@ -226,9 +260,14 @@ def jaccard(first: Set[int], second: Set[int]) -> float:
     return 100.0 * len(first & second) / max(len(first | second), 1)
 
 
+def jaccard_of(first: Set[str], second: Set[str]) -> float:
+    """Jaccard similarity (0-100) of two sets of words."""
+    return 100.0 * len(first & second) / max(len(first | second), 1)
+
+
 @dataclass(frozen=True)
 class Verdict:
-    """Why two memories are near-duplicates: "name" or "body", and how alike the bodies are."""
+    """Why two memories are near-duplicates ("name", "body", "title"), and how alike they are."""
 
     reason: str
     score: float
@@ -248,6 +287,11 @@ def near_duplicate(a: Memo, b: Memo, threshold: float = BODY_THRESHOLD) -> Verdi
         verdict = Verdict("name", score)
     elif score >= threshold:
         verdict = Verdict("body", score)
+    elif not short and a.title and a.title == b.title:
+        alike = jaccard_of(a.word_set, b.word_set)
+        if alike < TITLE_THRESHOLD:
+            return None
+        verdict = Verdict("title", alike)
     else:
         return None
     if a.qualified in b.mentions or b.qualified in a.mentions:
@@ -302,9 +346,9 @@ class KeyTable:
         self.paths.append(path)
         self.names.append(qualified)
         self.global_scopes.append(global_scope)
-        words = body_words(text) if text is not None else ""
+        body = split_frontmatter(text)[1] if text is not None else ""
         owners = self._owners
-        found = keys(qualified, global_scope, words)
+        found = keys(qualified, global_scope, words(body), heading_key(body))
         sketched = [key for key in found if key & 3 == SHINGLE_KEY]
         self._sketches.extend(sketched + [-1] * (SKETCH_SIZE - len(sketched)))
         for key in found:

@@ -75,6 +75,7 @@ _REASONS = {
     "name": "the names are the same once case, separators, plurals and words such as "
     "'notes' are set aside",
     "body": "their bodies are {score:.0f}% alike",
+    "title": "they have the same heading and {score:.0f}% of their words in common",
 }
 # A near-duplicate diagnostic names at most this many of the others.
 NEAR_DUPLICATES_NAMED = 3

@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from memory_ls.core.rules.names import is_valid_name
+from memory_ls.core.rules.similarity import heading_key, words
 from memory_ls.core.rules.similarity import keys as duplicate_keys
-from memory_ls.core.rules.similarity import words
 from memory_ls.core.storage.folders import Folder, StoreConfig
 from memory_ls.core.storage.fsio import user_cache_dir
 
@@ -31,7 +31,7 @@ except ImportError:  # a Python built without it: search reads the files
 # b-tree, bodies as raw deflate (an index of another version is another file).
 SCHEMA_VERSION = 6
 # The rules of core/rules/similarity.py's keys: change with them (an index of others is another).
-DUPLICATE_KEYS_VERSION = 1
+DUPLICATE_KEYS_VERSION = 2
 # Near-duplicate keys are kept as their low 31 bits (the key's kind is in its low 2 bits).
 DUPKEY_MASK = 0x7FFFFFFF
 # unicode61 splits on everything but letters and digits; remove_diacritics 2 folds
@@ -186,7 +186,9 @@ def _stored_keys(folder: Folder, name: str, body: str) -> list[int]:
     """A file's near-duplicate keys as `dupkeys` holds them (none for an invalid name)."""
     if not is_valid_name(name):
         return []
-    found = duplicate_keys(folder.qualified(name), folder.scope == "global", words(body))
+    found = duplicate_keys(
+        folder.qualified(name), folder.scope == "global", words(body), heading_key(body)
+    )
     # Cut to 31 bits: 4 bytes a key in SQLite; a collision only proposes a pair to compare.
     return sorted({k & DUPKEY_MASK for k in found})
 
