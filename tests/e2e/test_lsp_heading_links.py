@@ -81,6 +81,19 @@ async def test_definition_jumps_to_the_heading(server: Session) -> None:
     server.close(uri)
 
 
+async def test_the_document_link_opens_the_heading_line(server: Session) -> None:
+    target = server.workspace.path(".serena/memories/payments.md").as_uri()
+    text = "See [[payments#refunds]], [[payments#Nowhere]] and [[payments]].\n"
+    uri = server.open(fresh(), text)
+    links = await server.client.text_document_document_link_async(
+        types.DocumentLinkParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    refunds = PAYMENTS.split("\n").index("## Refunds") + 1
+    # As editors read a file link's fragment: `#L12` is line 12.
+    assert [link.target for link in links or []] == [f"{target}#L{refunds}", target, target]
+    server.close(uri)
+
+
 async def test_completion_after_the_hash_offers_the_headings(server: Session) -> None:
     result = await server.complete_at(fresh(), f"See [[payments#{CURSOR}]] now")
     assert result is not None

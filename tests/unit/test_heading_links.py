@@ -14,6 +14,7 @@ import pytest
 from store_helpers import Workspace
 
 from memory_ls.core import check_store
+from memory_ls.core.operations.disk_check import DiskDiagnostics
 from memory_ls.core.rules.headings import (
     closest_heading,
     find_heading,
@@ -23,6 +24,8 @@ from memory_ls.core.rules.headings import (
     wanted_heading,
 )
 from memory_ls.core.rules.references import find_references
+from memory_ls.core.services.diagnostics import Diagnostic
+from memory_ls.core.services.index import MemoryIndex
 from memory_ls.lsp.prefix_fixes import with_folder, without_prefix
 
 NOTE = "# Payments\n\n## Retry policy (v2)\n\n```\n## Not one\n```\n## Refunds ##\n"
@@ -154,3 +157,26 @@ def test_without_prefix() -> None:
     assert without_prefix("BUGFIX_login_crash", "BUGFIX") == "login_crash"
     assert without_prefix("BUGFIX_", "BUGFIX") is None
     assert without_prefix("other", "BUGFIX") is None
+
+
+def test_workspace_diagnostics_follow_the_headings_of_the_note(ws: Workspace) -> None:
+    note = ws.write(ws.primary / "ledger.md", "# Ledger\n")
+    linker = ws.write(ws.primary / "linker.md", "[[ledger#Closing]]\n")
+    other = ws.write(ws.primary / "other.md", "[[ledger]]\n")
+    store = ws.store()
+    index = MemoryIndex(store.config)
+    index.scan()
+    disk = DiskDiagnostics(index, _codes)
+    disk.check_all()
+    assert disk.report(str(linker))[1] == ("broken-link",)
+    other_id, _ = disk.report(str(other))
+    # The heading is written into the note: the link to it is checked again, and mended.
+    note.write_text("# Ledger\n\n## Closing\n")
+    update = index.update_paths([str(note)])
+    assert disk.update([str(note)], update) == {str(linker)}
+    assert disk.report(str(linker)) == (disk.clean_id, None)
+    assert disk.report(str(other))[0] == other_id
+
+
+def _codes(path: str, found: list[Diagnostic], text: str | None) -> tuple[str, ...]:
+    return tuple(sorted(d.code for d in found))

@@ -1,10 +1,13 @@
-"""Document links (SPEC 3.4): every reference that resolves links to its memory's file."""
+"""Document links (SPEC 3.4): every reference that resolves links to its memory's file (at
+the heading a `[[note#Heading]]` names)."""
 
 from __future__ import annotations
 
 from lsprotocol import types
 
+from memory_ls.core.rules.headings import find_heading
 from memory_ls.core.rules.references import find_references
+from memory_ls.core.services.diagnostics.heading_links import HEADINGS
 from memory_ls.lsp.server import MemoryServer
 from memory_ls.lsp.targets import document_text, file_uri, resolve, shown_path, wait_for_names
 from memory_ls.lsp.text import client_range
@@ -37,10 +40,16 @@ def links_in(ls: MemoryServer, text: str, tooltips: bool) -> list[types.Document
         if entry is None:
             continue
         memory = entry.memory
+        target = file_uri(memory.path)
+        found = HEADINGS.of(memory.path) if ref.fragment else None
+        heading = find_heading(found, ref.fragment or "") if found else None
+        if heading is not None:
+            # `[[note#Heading]]`: the line, as editors read a file link's `#L12` fragment.
+            target += f"#L{heading.line + 1}"
         links.append(
             types.DocumentLink(
                 range=client_range(ls, lines, ref.line, ref.start, ref.line, ref.end),
-                target=file_uri(memory.path),
+                target=target,
                 tooltip=(
                     f"Open {memory.scope} memory {shown_path(ls, memory.path)}"
                     if tooltips

@@ -79,6 +79,9 @@ class DiskDiagnostics(Generic[Report]):
         # once: a tuple of interned strings, as the link index keeps them (a frozenset of
         # three names costs 216 bytes, 20 MB at 100,000 memories).
         self._refers: dict[str, tuple[str, ...]] = {}
+        # Path -> the names its `[[note#Heading]]` links look into (only files with some):
+        # an edit of such a note may add or remove the heading.
+        self._into: dict[str, tuple[str, ...]] = {}
         # Path -> the supersede relations its frontmatter declares (only files that do).
         self._declared: dict[str, Declaration] = {}
         # Path -> the workspace paths its text mentions, absolute (only project memories
@@ -123,6 +126,7 @@ class DiskDiagnostics(Generic[Report]):
             for path in gone:
                 del self._reports[path]
                 self._refers.pop(path, None)
+                self._into.pop(path, None)
             for path in [p for p in self._mentions if p not in indexed]:
                 del self._mentions[path]
             for path in [p for p in self._declared if p not in indexed]:
@@ -154,6 +158,13 @@ class DiskDiagnostics(Generic[Report]):
                 known = [p for p in self._reports if p.startswith(tuple(folders))]
             for path in known:
                 files.setdefault(path, index.file(path))
+        # Notes edited: the links to their headings.
+        edited = {memory.qualified for memory in files.values() if memory is not None}
+        if edited:
+            with self._lock:
+                into = [p for p, refs in self._into.items() if not edited.isdisjoint(refs)]
+            for path in into:
+                files.setdefault(path, index.file(path))
         # Names that appeared or went away: links to them, and the files sharing them.
         names = set(update.added) | set(update.removed)
         if names:
@@ -173,6 +184,7 @@ class DiskDiagnostics(Generic[Report]):
             for path, indexed in files.items():
                 if indexed is None:
                     self._refers.pop(path, None)
+                    self._into.pop(path, None)
                     self._declared.pop(path, None)
                     self._mentions.pop(path, None)
                     if self._reports.pop(path, None) is not None:
@@ -345,6 +357,7 @@ class DiskDiagnostics(Generic[Report]):
                 checked.append(near_duplicate_diagnostic(path, near))
             found = apply_severities(checked, config.severities)
             looked_up = tuple(dict.fromkeys(sys.intern(ref.target) for ref in refs))
+            into = tuple(dict.fromkeys(sys.intern(ref.target) for ref in refs if ref.fragment))
             mentioned = (
                 tuple(
                     dict.fromkeys(
@@ -362,6 +375,10 @@ class DiskDiagnostics(Generic[Report]):
                     self._refers[path] = looked_up
                 else:
                     self._refers.pop(path, None)
+                if into:
+                    self._into[path] = into
+                else:
+                    self._into.pop(path, None)
                 if declared is not None:
                     self._declared[path] = declared
                 else:
