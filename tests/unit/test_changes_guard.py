@@ -256,3 +256,36 @@ def test_a_delete_modify_conflict_is_reported_as_a_conflict(team: Workspace) -> 
     assert quiet.returncode == 1
     assert "2 conflict" in quiet.stderr
     assert STATUSES[-1] == "conflict"
+
+
+def test_concluding_a_merge_does_not_blame_this_branch_for_the_other_ones_changes(
+    team: Workspace,
+) -> None:
+    """The merged branch's read-only changes are staged when a conflicted merge is
+    concluded: only what the resolution itself changes is this commit's."""
+    root = team.root
+    m = team.primary
+    git(root, "checkout", "-q", "main")
+    # The owners update the read-only folder on main; both branches edit notes.
+    team.write(root / "vendor" / "api_rules.md", f"# API rules\n\nVersioned, v2.\n{MOVED_TAIL}")
+    team.write(root / "vendor" / "old_rules.md", "# Old rules\n\nStill here, v2.\n")
+    team.write(m / "notes.md", "# Notes\n\nMain's words.\n")
+    git(root, "commit", "-qam", "owners and notes")
+    git(root, "checkout", "-q", "feature")
+    team.write(m / "notes.md", "# Notes\n\nFeature's words.\n")
+    git(root, "commit", "-qam", "notes")
+    merged = subprocess.run(["git", "merge", "-q", "main"], cwd=root, capture_output=True)
+    assert merged.returncode != 0  # notes.md conflicts
+    team.write(m / "notes.md", "# Notes\n\nBoth words.\n")
+    git(root, "add", ".serena/memories/notes.md")
+    clean = cli(root, "check", "--memories-only", "--staged", ".serena/memories/notes.md")
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    # A resolution that edits a read-only memory is this commit's change.
+    team.write(root / "vendor" / "old_rules.md", "# Old rules\n\nEdited while merging.\n")
+    git(root, "add", "vendor/old_rules.md")
+    refused = cli(root, "check", "--memories-only", "--staged")
+    assert refused.returncode == 1
+    assert [line.split(":", 1)[0] for line in refused.stdout.splitlines()] == [
+        "vendor/old_rules.md"
+    ]
+    assert "the staged changes edit it" in refused.stdout

@@ -24,6 +24,7 @@ from typing import Any
 
 from memory_ls import __version__
 from memory_ls.core.operations.changes_guard import (
+    MergedSide,
     conflict_diagnostic,
     read_only_diagnostic,
     unmerged_paths,
@@ -322,6 +323,7 @@ def _guard(
     """`read-only-changed` for each change to a read-only memory, `merge-conflict` for
     each unmerged memory whose check found no conflict markers."""
     by = f"the changes since {base.rev}"
+    merged = MergedSide(top, staged=False)
     guarded: list[Diagnostic] = []
     for change in changes:
         if change.status == "conflict":
@@ -334,6 +336,7 @@ def _guard(
             top,
             (change.status, change.name, change.path, change.old_name, change.old_path),
             by,
+            merged,
         )
         if read_only is not None:
             guarded.append(read_only)

@@ -4,6 +4,8 @@ memories (a `:ro` folder, Serena's `read_only_memory_patterns`), and unmerged me
 
 from __future__ import annotations
 
+import os
+
 from memory_ls.core.services.diagnostics import Diagnostic
 from memory_ls.core.services.formats import display_path
 from memory_ls.core.storage.folders import StoreConfig
@@ -40,14 +42,41 @@ def read_only_rule(config: StoreConfig, top: str, path: str, name: str) -> str |
     return None
 
 
+class MergedSide:
+    """During a merge, whether a file is as the merged branch (MERGE_HEAD) has it: such a
+    change is the other branch's (made where it was allowed), not this one's."""
+
+    def __init__(self, top: str, *, staged: bool) -> None:
+        self.top = top
+        self.staged = staged  # the index's version, else the working tree's
+        head = git_output(top, ["rev-parse", "--verify", "--quiet", "MERGE_HEAD^{commit}"])
+        self.active = bool(head and head.strip())
+
+    def theirs(self, path: str) -> bool:
+        """Whether `path` (absolute) is as MERGE_HEAD has it, absent included."""
+        if not self.active:
+            return False
+        rel = os.path.relpath(path, self.top).replace(os.sep, "/")
+        theirs = git_output(self.top, ["rev-parse", "--verify", "--quiet", f"MERGE_HEAD:{rel}"])
+        if self.staged:
+            ours = git_output(self.top, ["rev-parse", "--verify", "--quiet", f":0:{rel}"])
+        elif os.path.isfile(path):
+            ours = git_output(self.top, ["hash-object", "--", rel])
+        else:
+            ours = None
+        return (theirs or b"").strip() == (ours or b"").strip()
+
+
 def read_only_diagnostic(
     config: StoreConfig,
     top: str,
     change: tuple[str, str, str, str | None, str | None],
     by: str,
+    merged: MergedSide | None = None,
 ) -> Diagnostic | None:
     """A `read-only-changed` error for a change (status, name, path, old name, old path)
-    to a read-only memory; `by` says whose change it is ("the changes since main")."""
+    to a read-only memory; `by` says whose change it is ("the changes since main"). During
+    a merge (`merged`), a file left as the merged branch has it is not this branch's change."""
     status, name, path, old_name, old_path = change
     rule = read_only_rule(config, top, path, name)
     what = f"{name} is read-only: {rule}; {by} {_VERBS.get(status, 'change')} it"
@@ -59,6 +88,8 @@ def read_only_diagnostic(
         else:
             what = f"{name} is read-only: {rule}; {by} rename {old_name} to it"
     if rule is None:
+        return None
+    if merged is not None and merged.theirs(path) and (old_path is None or merged.theirs(old_path)):
         return None
     return Diagnostic(
         path,

@@ -124,7 +124,7 @@ def check_staged(store: Store, paths: Sequence[str] = ()) -> list[Diagnostic]:
         memory_pathspecs,
         parse_name_status,
     )
-    from memory_ls.core.operations.changes_guard import read_only_diagnostic
+    from memory_ls.core.operations.changes_guard import MergedSide, read_only_diagnostic
 
     root = store.config.root
     if git_output(root, ["rev-parse", "--is-inside-work-tree"]) is None:
@@ -141,6 +141,8 @@ def check_staged(store: Store, paths: Sequence[str] = ()) -> list[Diagnostic]:
             raise InvalidArguments("git could not compare the index with HEAD")
         staged = found_diff
     changes = classify(store, top, parse_name_status(staged))
+    # Concluding a merge: what the merged branch changed is staged too, and not this commit's.
+    merged = MergedSide(top, staged=True)
     guard = [
         d
         for c in changes
@@ -150,6 +152,7 @@ def check_staged(store: Store, paths: Sequence[str] = ()) -> list[Diagnostic]:
                 top,
                 (c.status, c.name, c.path, c.old_name, c.old_path),
                 "the staged changes",
+                merged,
             )
         )
         is not None
