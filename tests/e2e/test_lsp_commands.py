@@ -42,6 +42,7 @@ LIST_ITEM_KEYS = {
     "validName",
     "shadows",
     "title",
+    "supersededBy",
 }
 
 
@@ -547,6 +548,7 @@ async def test_about_finds_the_memories_that_mention_a_file(server: Session, ws:
                     {"line": 3, "text": "Totals in `src/billing/ledger.py:3`.", "match": "path"}
                 ],
                 "moreLines": 0,
+                "supersededBy": [],
             },
             {
                 "name": "about_other",
@@ -562,6 +564,7 @@ async def test_about_finds_the_memories_that_mention_a_file(server: Session, ws:
                     }
                 ],
                 "moreLines": 0,
+                "supersededBy": [],
             },
         ],
         "more": 0,

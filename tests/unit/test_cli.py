@@ -209,6 +209,7 @@ def test_json_results_have_the_server_shapes(example: Path) -> None:
         "validName",
         "shadows",
         "title",
+        "supersededBy",
     }
     found = json.loads(cli(example, "search", "OKAPI", "--json").stdout)
     assert found["results"][0]["name"] == "FEATURE_new"

@@ -125,6 +125,7 @@ def test_list_filters(store: Store) -> None:
         "validName",
         "shadows",
         "title",
+        "supersededBy",
     }
     assert memory["tags"] == ["auth", "web"]
     assert memory["updatedAt"] is not None

@@ -158,6 +158,8 @@ def _about_text(result: dict[str, Any], rel: Any) -> str:
     lines = []
     for memory in result["memories"]:
         title = f" ({memory['title']})" if memory["title"] else ""
+        newer = memory.get("supersededBy")
+        title += f" [superseded by {', '.join(newer)}]" if newer else ""
         lines.append(f"{memory['name']}{title}  {rel(memory['path'])}")
         lines += [f"  {m['line']}: {m['text']}" for m in memory["lines"]]
         if memory["moreLines"]:

@@ -150,6 +150,7 @@ class ListedMemory(TypedDict):
     validName: bool  # False: a name memory-ls would not create (Serena may have)
     shadows: list[str]
     title: str | None
+    supersededBy: list[str]  # newer memories that replace it: read those
 
 
 class NameGroup(TypedDict):
@@ -251,6 +252,7 @@ class MemoryAbout(TypedDict):
     match: Literal["path", "inside", "name", "symbol"]
     lines: list[MentionLine]
     moreLines: int
+    supersededBy: list[str]  # newer memories that replace it: read those
 
 
 class AboutResult(TypedDict):

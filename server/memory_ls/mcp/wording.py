@@ -299,6 +299,11 @@ def listing_text(
         read_only = sum(1 for m in result["memories"] if m["readOnly"])
         if read_only:
             lines.append(f"{_count(read_only)} of this page can be read but not written.")
+        superseded = [m for m in result["memories"] if m.get("supersededBy")]
+        if superseded:
+            # Serena's JSON above cannot say it: an outdated memory is named here.
+            listed = "; ".join(f"{m['name']} by {', '.join(m['supersededBy'])}" for m in superseded)
+            lines.append(f"Superseded (read the newer memory instead): {listed}.")
         if result.get("next_cursor") is None:
             lines.append('view="titles" gives each one\'s title and tags.')
     lines.append(routing_summary(config))
@@ -336,6 +341,8 @@ def _title_row(memory: Mapping[str, Any]) -> str:
         extra.append("read-only")
     if memory["shadows"]:
         extra.append(f"shadows {len(memory['shadows'])} other file(s)")
+    if memory.get("supersededBy"):
+        extra.append(f"SUPERSEDED by {', '.join(memory['supersededBy'])}: read that instead")
     return row + (f" [{'; '.join(extra)}]" if extra else "")
 
 

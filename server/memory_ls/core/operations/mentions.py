@@ -37,6 +37,7 @@ from memory_ls.core.rules.headings import headings
 from memory_ls.core.rules.names import is_valid_name
 from memory_ls.core.rules.references import iter_lines_outside_code
 from memory_ls.core.rules.stale_paths import PathMention, code_spans, mentions_in_line, resolutions
+from memory_ls.core.services.related import successors
 from memory_ls.core.services.relevance import snippet, tokens
 from memory_ls.core.services.search import READ_LIMIT_FACTOR
 from memory_ls.core.storage.folders import Folder, StoreConfig
@@ -289,7 +290,7 @@ def memories_about(
     config = store.config
     parsed = parse_target(target, config.root)
     known = dict(texts or {})
-    found: list[tuple[tuple[int, int, int], MemoryFile, str, list[LineMention]]] = []
+    found: list[tuple[tuple[int, int, int], MemoryFile, list[str], list[LineMention]]] = []
     for memory in _candidates(store, parsed, known):
         text = known.get(memory.path)
         if text is None:
@@ -299,9 +300,20 @@ def memories_about(
         lines = find_mentions(text, memory.path, parsed, config.root)
         if lines:
             best = max(lines, key=lambda m: (MATCH_RANKS[m.match], m.common))
-            found.append(((MATCH_RANKS[best.match], best.common, len(lines)), memory, text, lines))
-    found.sort(key=lambda item: (tuple(-n for n in item[0]), item[1].qualified, item[1].path))
-    memories = [_memory_result(memory, text, lines) for _, memory, text, lines in found[:limit]]
+            titles = headings(text)
+            newer = [successor.name for successor in successors(store, memory, text)]
+            rank = (MATCH_RANKS[best.match], best.common, len(lines))
+            found.append((rank, memory, [titles[0].title if titles else "", *newer], lines))
+    # An outdated memory after the current ones: what holds now comes first (issue 34).
+    found.sort(
+        key=lambda item: (
+            len(item[2]) > 1,
+            tuple(-n for n in item[0]),
+            item[1].qualified,
+            item[1].path,
+        )
+    )
+    memories = [_memory_result(memory, facts, lines) for _, memory, facts, lines in found[:limit]]
     return {
         "target": parsed.text,
         "targetPath": parsed.path,
@@ -353,15 +365,18 @@ def _read(path: str, config: StoreConfig) -> str | None:
         return None
 
 
-def _memory_result(memory: MemoryFile, text: str, lines: list[LineMention]) -> dict[str, Any]:
+def _memory_result(
+    memory: MemoryFile, facts: list[str], lines: list[LineMention]
+) -> dict[str, Any]:
+    """A memory of the answer; `facts`: its title, then the memories that supersede it."""
     ranked = sorted(lines, key=lambda m: (-MATCH_RANKS[m.match], -m.common, m.line))
     kept = sorted(ranked[:LINES_KEPT], key=lambda m: m.line)
-    titles = headings(text)
     return {
         "name": memory.qualified,
         "path": memory.path,
         "scope": memory.scope,
-        "title": titles[0].title if titles else "",
+        "title": facts[0],
+        "supersededBy": facts[1:],
         "match": ranked[0].match,
         "lines": [
             {"line": m.line + 1, "text": snippet(m.text, m.column), "match": m.match} for m in kept

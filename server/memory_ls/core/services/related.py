@@ -22,6 +22,7 @@ from memory_ls.core.rules.references import find_references
 from memory_ls.core.rules.supersede import (
     KEY_WORD,
     SUPERSEDES_KEY,
+    Declaration,
     Successor,
     SupersedeGraph,
     declaration_of_text,
@@ -124,8 +125,14 @@ def _resolved(store: Memories, path: str) -> MemoryFile | None:
 def successors(store: Memories, memory: MemoryFile, text: str) -> list[Successor]:
     """The existing memories that supersede `memory` (its text: `text`), as its own
     frontmatter (`superseded_by`) or theirs (`supersedes`) says."""
+    return declared_successors(store, memory, declaration_of_text(memory.qualified, text))
+
+
+def declared_successors(
+    store: Memories, memory: MemoryFile, own: Declaration | None
+) -> list[Successor]:
+    """`successors` of a memory whose own declaration (None: it declares nothing) is known."""
     name = memory.qualified
-    own = declaration_of_text(name, text)
     declared = [] if own is None else [own]
     for path in _candidates(store, [SUPERSEDES_KEY + name], memory, hint=True):
         other = _read_text(store, path)

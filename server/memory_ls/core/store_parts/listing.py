@@ -11,7 +11,9 @@ from typing import Any
 
 from memory_ls.core.rules.document import Document, iso
 from memory_ls.core.rules.names import GLOBAL_PREFIX
+from memory_ls.core.rules.supersede import declaration
 from memory_ls.core.rules.titles import title_of
+from memory_ls.core.services.related import declared_successors
 from memory_ls.core.storage.fsio import folder_lock, remove_leftovers
 from memory_ls.core.storage.listing import (
     check_limit,
@@ -66,8 +68,8 @@ def _qualified_of(item: Resolved) -> str:
     return item.memory.qualified
 
 
-def _listed(item: Resolved, doc: Document | None) -> dict[str, Any]:
-    """One memory of a listing (`memory.list`)."""
+def _listed(item: Resolved, doc: Document | None, newer: list[str]) -> dict[str, Any]:
+    """One memory of a listing (`memory.list`); `newer`: the memories that supersede it."""
     memory = item.memory
     return {
         "name": memory.qualified,
@@ -81,11 +83,21 @@ def _listed(item: Resolved, doc: Document | None) -> dict[str, Any]:
         "validName": memory.valid,
         "shadows": [m.path for m in item.shadows],
         "title": title_of(doc.body) if doc else None,
+        "supersededBy": newer,
     }
 
 
 class Listing(StoreBase):
     """Listing memories, their groups and tags."""
+
+    def _newer_than(self, memory: MemoryFile, doc: Document | None) -> list[str]:
+        """The memories that supersede a listed one (its frontmatter or theirs says so)."""
+        own = (
+            None
+            if doc is None
+            else declaration(memory.qualified, doc.metadata, doc.raw_frontmatter)
+        )
+        return [successor.name for successor in declared_successors(self, memory, own)]
 
     def resolve(self, scope: str | None = None) -> list[Resolved]:
         """Memories as lookup sees them: one per name, with what each shadows (sorted)."""
@@ -175,7 +187,7 @@ class Listing(StoreBase):
             if page_size is not None and len(memories) == page_size:
                 more = True
                 break
-            memories.append(_listed(item, doc))
+            memories.append(_listed(item, doc, self._newer_than(item.memory, doc)))
             if page_size is not None and not wanted and len(memories) == page_size:
                 more = position + 1 < len(named)
                 break

@@ -63,7 +63,9 @@ def about_text(result: dict[str, Any]) -> str:
         mentions = " | ".join(f"{m['line']}: {m['text']}" for m in shown)
         title = f" ({memory['title']})" if memory["title"] else ""
         rest = f" | +{hidden} more line{'' if hidden == 1 else 's'}" if hidden else ""
-        lines.append(f"- {memory['name']}{title}: {mentions}{rest}")
+        newer = memory["supersededBy"]
+        mark = f" [SUPERSEDED by {', '.join(newer)}: read that instead]" if newer else ""
+        lines.append(f"- {memory['name']}{title}{mark}: {mentions}{rest}")
     if more:
         lines.append(f"{more} more memor{'y' if more == 1 else 'ies'}: pass a larger limit.")
     return "\n".join(lines)
