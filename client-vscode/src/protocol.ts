@@ -139,11 +139,13 @@ export interface ChangesArgs {
   withText?: boolean;
 }
 export interface MemoryChange {
-  status: "added" | "changed" | "renamed" | "deleted";
+  status: "added" | "changed" | "renamed" | "deleted" | "conflict";
   name: string;
   path: string;
   oldName?: string;
   oldPath?: string;
+  /** How git left it unmerged ("deleted by us, modified by them"); with status "conflict". */
+  conflict?: string;
 }
 export interface ChangesResult {
   base: { rev: string; commit: string; how: string };
