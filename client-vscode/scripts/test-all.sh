@@ -81,6 +81,6 @@ node --test --test-concurrency=1 client-vscode/test/editor/editor.test.mjs \
   client-vscode/test/editor/changes.test.mjs client-vscode/test/editor/graph.test.mjs \
   client-vscode/test/editor/links.test.mjs client-vscode/test/editor/context.test.mjs \
   client-vscode/test/editor/config.test.mjs client-vscode/test/editor/agentfiles.test.mjs \
-  client-vscode/test/editor/fresh.test.mjs
+  client-vscode/test/editor/moves.test.mjs client-vscode/test/editor/fresh.test.mjs
 
 step "all extension tests passed"
