@@ -22,6 +22,7 @@ from test_mcp import Workspace, ok, outside, refused, snapshot
 from test_mcp import ws as ws  # the fixture, shared with test_mcp
 
 from memory_ls.core.storage.gate import version_of
+from memory_ls.mcp.session import Known, SessionVersions
 
 TIMEOUT = 15.0
 NOTES = "# Notes\n\nStripe retries 3 times.\n"
@@ -246,3 +247,14 @@ async def test_the_session_s_own_rename_keeps_what_it_read(ws: Workspace) -> Non
         (ws.primary / "payments" / "notes.md").write_text("# Notes by a person\n")
         text = await refused(session, "delete_memory", memory_name="payments/notes")
         assert text.startswith("[version-conflict] Memory 'payments/notes' changed since")
+
+
+def test_what_a_session_remembers_is_bounded_least_recently_used_first() -> None:
+    versions = SessionVersions(limit=2)
+    versions.read("/m/a.md", "a", "0" * 16)
+    versions.read("/m/b.md", "b", "1" * 16)
+    versions.read("/m/a.md", "a", "2" * 16)  # seen again: kept over b
+    versions.read("/m/c.md", "c", "3" * 16)
+    assert versions.get("/m/b.md") is None  # forgotten: Serena's behaviour again
+    assert versions.get("/m/a.md") == Known("/m/a.md", "a", "2" * 16)
+    assert versions.get("/m/c.md") is not None
