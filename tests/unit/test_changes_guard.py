@@ -289,3 +289,23 @@ def test_concluding_a_merge_does_not_blame_this_branch_for_the_other_ones_change
         "vendor/old_rules.md"
     ]
     assert "the staged changes edit it" in refused.stdout
+
+
+def test_a_staged_memory_linking_to_a_staged_delete_is_reported_once(team: Workspace) -> None:
+    root = team.root
+    m = team.primary
+    team.write(m / "deploy.md", "# Deploy\n\nSee [[retry]].\n")
+    team.write(m / "retry.md", "# Retry\n\nThree times.\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "memories")
+    team.write(m / "deploy.md", "# Deploy\n\nSee [[retry]] and [[nowhere]].\n")
+    git(root, "add", ".serena/memories/deploy.md")
+    git(root, "rm", "-q", ".serena/memories/retry.md")
+    done = cli(root, "check", "--memories-only", "--staged", ".serena/memories/deploy.md")
+    assert done.returncode == 1
+    # A file the commit changes gets every finding; the broken link says why, once.
+    assert [line.split(" broken-link ")[1] for line in done.stdout.splitlines()] == [
+        "No memory named retry in the project's memory folders; create it or fix the name. "
+        "(retry is deleted by the staged changes)",
+        "No memory named nowhere in the project's memory folders; create it or fix the name.",
+    ]

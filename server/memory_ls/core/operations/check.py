@@ -168,14 +168,13 @@ def check_staged(store: Store, paths: Sequence[str] = ()) -> list[Diagnostic]:
     if not given and not linking:
         return found  # check_store of no path would check the whole store
     for d in check_store(store, [*paths, *linking]):
-        if os.path.abspath(d.path) in given:
-            found.append(d)
-            continue
+        target = _link_target(d) if d.code == "broken-link" else None
+        how = removed.get(target) if target is not None else None
+        if how is not None:
+            d = replace(d, message=f"{d.message} ({target} {how} by the staged changes)")
         # A memory checked for its links only: the links the staged changes broke.
-        target = _link_target(d)
-        if d.code == "broken-link" and target in removed:
-            how = removed[target]
-            found.append(replace(d, message=f"{d.message} ({target} {how} by the staged changes)"))
+        if how is not None or os.path.abspath(d.path) in given:
+            found.append(d)
     return found
 
 
