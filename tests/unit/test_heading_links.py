@@ -148,6 +148,13 @@ def test_the_project_file_gets_the_new_folder_with_its_comments_kept() -> None:
     assert with_folder(block, "shared/bugfix") == block.replace(
         "read-only = true }\n", 'read-only = true },\n  "shared/bugfix",\n'
     )
+    commented = 'additional-folders = [\n    "a",  # first\n    "b"  # second\n]\n'
+    assert with_folder(commented, "c") == (
+        'additional-folders = [\n    "a",  # first\n    "b",  # second\n    "c",\n]\n'
+    )
+    assert with_folder('additional-folders = [\n  "a", "b"]\n', "c") == (
+        'additional-folders = [\n  "a", "b", "c"]\n'
+    )
     assert with_folder('[diagnostics]\nshadowed = "off"\n', "x") == (
         'additional-folders = ["x"]\n\n[diagnostics]\nshadowed = "off"\n'
     )

@@ -116,9 +116,15 @@ def with_folder(text: str, folder: str) -> str:
     if last < 0:  # an empty array
         return text[:close] + entry + text[close:]
     comma = "" if text[last] == "," else ","
-    if "\n" in text[match.end() : close]:
-        indent = "  "
-        return text[: last + 1] + f"{comma}\n{indent}{entry}," + text[last + 1 :]
+    line_end = text.find("\n", last + 1)
+    if 0 <= line_end < close:
+        # One entry a line: the new one on a line of its own, after the last one's
+        # comment, indented as it is.
+        line_start = text.rfind("\n", 0, last) + 1
+        line = text[line_start:last]
+        indent = line[: len(line) - len(line.lstrip())]
+        head = text[: last + 1] + comma + text[last + 1 : line_end]
+        return head + f"\n{indent}{entry}," + text[line_end:]
     return text[: last + 1] + f"{comma} {entry}" + text[last + 1 :]
 
 
