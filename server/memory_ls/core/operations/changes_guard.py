@@ -5,6 +5,7 @@ memories (a `:ro` folder, Serena's `read_only_memory_patterns`), and unmerged me
 from __future__ import annotations
 
 import os
+from functools import cached_property
 
 from memory_ls.core.services.diagnostics import Diagnostic
 from memory_ls.core.services.formats import display_path
@@ -49,8 +50,12 @@ class MergedSide:
     def __init__(self, top: str, *, staged: bool) -> None:
         self.top = top
         self.staged = staged  # the index's version, else the working tree's
-        head = git_output(top, ["rev-parse", "--verify", "--quiet", "MERGE_HEAD^{commit}"])
-        self.active = bool(head and head.strip())
+
+    @cached_property
+    def active(self) -> bool:
+        """Whether a merge is under way (asked only once a read-only memory changed)."""
+        head = git_output(self.top, ["rev-parse", "--verify", "--quiet", "MERGE_HEAD^{commit}"])
+        return bool(head and head.strip())
 
     def theirs(self, path: str) -> bool:
         """Whether `path` (absolute) is as MERGE_HEAD has it, absent included."""
