@@ -166,6 +166,9 @@ async def test_a_second_session_s_change_is_named_and_each_session_keeps_its_own
         text = await refused(
             b, "edit_memory", memory_name="notes", needle="4", repl="5", mode="literal"
         )
+        assert text.startswith(
+            "[version-conflict] Memory 'notes' changed since this session wrote it"
+        )
         assert "since then it was changed by mcp:agent-a at " in text
         assert path.read_text() == "# A's notes\n"
 

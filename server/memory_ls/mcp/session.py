@@ -48,6 +48,7 @@ class Known:
     path: str
     name: str  # its qualified name then
     version: str
+    wrote: bool = False  # the session's own write left it so (else a read)
 
 
 class SessionVersions:
@@ -64,10 +65,10 @@ class SessionVersions:
         with self._lock:
             return self._known.get(path)
 
-    def read(self, path: str, name: str, version: str) -> None:
+    def read(self, path: str, name: str, version: str, *, wrote: bool = False) -> None:
         """The session saw the memory at this version (a read, or its own write)."""
         with self._lock:
-            self._known[path] = Known(path, name, version)
+            self._known[path] = Known(path, name, version, wrote)
             self._known.move_to_end(path)
             while len(self._known) > self.limit:
                 self._known.popitem(last=False)
@@ -130,12 +131,12 @@ class SessionVersions:
             if change.memory.path == result.get("path"):  # the memory written
                 self.forget(old)
                 if after is not None:
-                    self.read(change.memory.path, change.memory.qualified, after)
+                    self.read(change.memory.path, change.memory.qualified, after, wrote=True)
             else:  # an agent's index file the write updated
                 now = (
                     None
                     if after is None
-                    else Known(change.memory.path, change.memory.qualified, after)
+                    else Known(change.memory.path, change.memory.qualified, after, wrote=True)
                 )
                 self._follow(old, before, now)
 
@@ -157,7 +158,7 @@ class SessionVersions:
             if entry.source != store.source or entry.action != "edit":
                 continue
             if entry.version_after is not None:
-                known = Known(entry.path, entry.name, entry.version_after)
+                known = Known(entry.path, entry.name, entry.version_after, wrote=True)
                 self._follow(entry.path, entry.version_before, known)
 
     def _follow(self, path: str, before: str | None, now: Known | None) -> None:
@@ -169,21 +170,22 @@ class SessionVersions:
                 return
             del self._known[path]
         if now is not None:
-            self.read(now.path, now.name, now.version)
+            self.read(now.path, now.name, now.version, wrote=now.wrote)
 
     def conflict(self, store: Store, known: Known, current: str | None) -> VersionConflict:
         """The refusal of a write made without a version over someone else's change:
         the version read, the version now, what the journal says changed it, what to do."""
         story = _story(store, known)
         renamed = next((e for e in reversed(story) if _renamed_away(e, known)), None)
+        saw = "wrote" if known.wrote else "read"
         if current is None:
             head = (
-                f"Memory {known.name!r} no longer exists; this session read it at version "
+                f"Memory {known.name!r} no longer exists; this session {saw} it at version "
                 f"{known.version}"
             )
         else:
             head = (
-                f"Memory {known.name!r} changed since this session read it: it was version "
+                f"Memory {known.name!r} changed since this session {saw} it: it was version "
                 f"{known.version}, it is now version {current}"
             )
         if story:
