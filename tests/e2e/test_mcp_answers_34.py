@@ -77,6 +77,8 @@ async def test_a_password_inside_a_url_is_refused_like_other_secrets(ws: Workspa
             "https://ci-bot:ghs_4f7Qm2LpZx9Rk1@git.example.com/org/repo.git",
             "mysql://root:s3cr3tP4ss@localhost/app",
             "redis://:hunter2pw@cache:6379/0",
+            # The issue's own: a word that names a password is one inside a URL.
+            "postgres://user:pass@host/db",
         ):
             error = await refused(session, "write_memory", memory_name="fresh", content=url)
             assert error.startswith("[possible-secret] ") and "a password in a URL" in error
@@ -87,7 +89,7 @@ async def test_a_password_inside_a_url_is_refused_like_other_secrets(ws: Workspa
             session,
             "write_memory",
             memory_name="urls",
-            content="# URLs\n\npostgres://user:password@localhost/db\n"
+            content="# URLs\n\npostgres://user:<password>@localhost/db\n"
             "postgres://app:${DB_PASSWORD}@db/app\nredis://:****@cache:6379\n",
         )
         assert result["diagnostics"] == [], text

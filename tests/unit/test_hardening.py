@@ -190,7 +190,6 @@ NOT_SECRETS = [
     "secret: changeme",
     "token: os.environ['TOKEN']",
     "AKIA is the prefix of AWS access key ids.",
-    "postgres://user:password@localhost/db",
     "postgres://user:<password>@host/db",
     "postgres://user:${DB_PASSWORD}@host/db",
     "redis://:****@cache:6379",

@@ -76,14 +76,20 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], tuple[Finder, ...], bool], ...] = (
         True,
     ),
 )
-# Values that document a setting rather than leak one.
-_PLACEHOLDER = re.compile(
-    r"(?i)^(?:<.*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_]+%|\{\{.*\}\}|[x*.\-_]+|"
+# Values that document a setting rather than leak one: template syntax, masks, and words
+# that name what goes there.
+_TEMPLATE = (
+    r"<.*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_]+%|\{\{.*\}\}|[x*.\-_]+|"
     r"\{[A-Za-z_][A-Za-z0-9_.]*\}|%\([A-Za-z_]+\)s|\[[^\]]*\]|"
-    r"(?:pass(?:word|wd)?|pwd|pw|secret|token)|"
     r"(?:your|my|some|the|example|dummy|fake|placeholder|changeme|redacted|none|null|"
-    r"true|false|required|optional|env|os\.environ|process\.env|getenv)\b.*)$"
+    r"true|false|required|optional|env|os\.environ|process\.env|getenv)\b.*"
 )
+_PLACEHOLDER = re.compile(rf"(?i)^(?:{_TEMPLATE}|pass(?:word|wd)?|pwd|pw|secret|token)$")
+# In a URL a bare `pass` or `password` is a password that works (issue 34: the
+# `postgres://user:pass@host` of a memory was written), as detect-secrets' BasicAuthDetector
+# also holds: only template syntax and masks document one there.
+_URL_PLACEHOLDER = re.compile(rf"(?i)^(?:{_TEMPLATE})$")
+_URL_KIND = "password in a URL"
 
 
 @dataclass(frozen=True)
@@ -148,7 +154,8 @@ def find_secrets(text: str, first_line: int = 0) -> Iterator[SecretHit]:
             if match is None:
                 continue
             value = match.groupdict().get("value")
-            if value is not None and _PLACEHOLDER.match(value):
+            placeholder = _URL_PLACEHOLDER if kind == _URL_KIND else _PLACEHOLDER
+            if value is not None and placeholder.match(value):
                 continue
             yield SecretHit(kind, first_line + number, match.start(), match.end())
             break
