@@ -50,3 +50,20 @@ async def test_find_memories_about_puts_the_current_memory_first_and_marks_the_o
     assert text.splitlines()[2].startswith(
         "- deploy_2024 (Deploy 2024) [SUPERSEDED by deploy: read that instead]: 2: "
     )
+
+
+async def test_find_memories_about_warns_of_a_memory_holding_conflict_markers(
+    ws: Workspace,
+) -> None:
+    # Issue 34 point 3: conflicts are not knowledge, in every answer that finds memories.
+    _deploys(ws)
+    (ws.primary / "deploy.md").write_text(
+        "# Deploy\n<<<<<<< HEAD\nCI runs `src/deploy.sh`.\n=======\n"
+        "Run `src/deploy.sh` by hand.\n>>>>>>> theirs\n"
+    )
+    async with mcp_server(ws) as session:
+        text, result = await ok(session, "find_memories_about", target="src/deploy.sh")
+    by_name = {m["name"]: m for m in result["memories"]}
+    assert by_name["deploy"]["warnings"] == ["merge-conflict"]
+    assert "warnings" not in by_name["deploy_2024"]
+    assert "- deploy (Deploy) [merge-conflict: unresolved conflict markers" in text

@@ -253,6 +253,7 @@ class MemoryAbout(TypedDict):
     lines: list[MentionLine]
     moreLines: int
     supersededBy: list[str]  # newer memories that replace it: read those
+    warnings: NotRequired[list[str]]  # "merge-conflict": it holds unresolved conflict markers
 
 
 class AboutResult(TypedDict):

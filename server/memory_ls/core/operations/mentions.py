@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from memory_ls.core.rules.conflicts import find_conflicts, may_hold_markers
 from memory_ls.core.rules.document import split_frontmatter
 from memory_ls.core.rules.errors import InvalidArguments, MemoryStoreError
 from memory_ls.core.rules.headings import headings
@@ -290,7 +291,7 @@ def memories_about(
     config = store.config
     parsed = parse_target(target, config.root)
     known = dict(texts or {})
-    found: list[tuple[tuple[int, int, int], MemoryFile, list[str], list[LineMention]]] = []
+    found: list[tuple[tuple[int, int, int], MemoryFile, _Facts, list[LineMention]]] = []
     for memory in _candidates(store, parsed, known):
         text = known.get(memory.path)
         if text is None:
@@ -303,11 +304,16 @@ def memories_about(
             titles = headings(text)
             newer = [successor.name for successor in successors(store, memory, text)]
             rank = (MATCH_RANKS[best.match], best.common, len(lines))
-            found.append((rank, memory, [titles[0].title if titles else "", *newer], lines))
+            facts = _Facts(
+                titles[0].title if titles else "",
+                newer,
+                may_hold_markers(text) and bool(find_conflicts(text)),
+            )
+            found.append((rank, memory, facts, lines))
     # An outdated memory after the current ones: what holds now comes first (issue 34).
     found.sort(
         key=lambda item: (
-            len(item[2]) > 1,
+            bool(item[2].superseded_by),
             tuple(-n for n in item[0]),
             item[1].qualified,
             item[1].path,
@@ -365,21 +371,30 @@ def _read(path: str, config: StoreConfig) -> str | None:
         return None
 
 
-def _memory_result(
-    memory: MemoryFile, facts: list[str], lines: list[LineMention]
-) -> dict[str, Any]:
-    """A memory of the answer; `facts`: its title, then the memories that supersede it."""
+@dataclass(frozen=True)
+class _Facts:
+    """What an answer says of a memory besides its lines."""
+
+    title: str
+    superseded_by: list[str]
+    conflicted: bool  # it holds unresolved git conflict markers
+
+
+def _memory_result(memory: MemoryFile, facts: _Facts, lines: list[LineMention]) -> dict[str, Any]:
+    """A memory of the answer: its title, lines, and what supersedes it."""
     ranked = sorted(lines, key=lambda m: (-MATCH_RANKS[m.match], -m.common, m.line))
     kept = sorted(ranked[:LINES_KEPT], key=lambda m: m.line)
     return {
         "name": memory.qualified,
         "path": memory.path,
         "scope": memory.scope,
-        "title": facts[0],
-        "supersededBy": facts[1:],
+        "title": facts.title,
+        "supersededBy": facts.superseded_by,
         "match": ranked[0].match,
         "lines": [
             {"line": m.line + 1, "text": snippet(m.text, m.column), "match": m.match} for m in kept
         ],
         "moreLines": len(lines) - len(kept),
+        # As a search's hit: both sides of a conflict are shown, neither settled.
+        **({"warnings": ["merge-conflict"]} if facts.conflicted else {}),
     }

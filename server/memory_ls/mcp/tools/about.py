@@ -65,6 +65,8 @@ def about_text(result: dict[str, Any]) -> str:
         rest = f" | +{hidden} more line{'' if hidden == 1 else 's'}" if hidden else ""
         newer = memory["supersededBy"]
         mark = f" [SUPERSEDED by {', '.join(newer)}: read that instead]" if newer else ""
+        if "merge-conflict" in memory.get("warnings", ()):
+            mark += " [merge-conflict: unresolved conflict markers, both sides shown]"
         lines.append(f"- {memory['name']}{title}{mark}: {mentions}{rest}")
     if more:
         lines.append(f"{more} more memor{'y' if more == 1 else 'ies'}: pass a larger limit.")
