@@ -22,7 +22,13 @@ from typing import Any
 
 import attrs
 
-from memory_ls.config import ConfigError, FolderSetting, Layer, parse_project_table
+from memory_ls.config import (
+    ConfigError,
+    FolderSetting,
+    Layer,
+    MeaningSettings,
+    parse_project_table,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -255,6 +261,17 @@ def render_project_file(values: Mapping[str, object], directory: str) -> str:
     if severities:
         lines += ["", "[diagnostics]"]
         lines += [f"{code} = {_toml_string(severity)}" for code, severity in severities.items()]
+    meaning = values.get("meaning")
+    if isinstance(meaning, MeaningSettings):
+        lines += ["", "[search.meaning]"]
+        for name, value in (
+            ("provider", meaning.provider),
+            ("model", meaning.model),
+            ("url", meaning.url),
+            ("api-key-env", meaning.api_key_env),
+        ):
+            if value is not None:
+                lines.append(f"{name} = {_toml_string(value)}")
     return "\n".join(lines) + "\n"
 
 

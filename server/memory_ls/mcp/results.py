@@ -200,6 +200,9 @@ class SearchMemory(TypedDict):
     supersededBy: list[str]  # newer memories that replace it: read those
     lines: list[SearchLine]  # its best 1-3 lines
     warnings: NotRequired[list[str]]  # "merge-conflict": it holds unresolved conflict markers
+    # Search by meaning on ([search.meaning]): its cosine similarity to the query, when it
+    # is among the nearest in meaning (the score is then the fused rank's).
+    similarity: NotRequired[float]
 
 
 class AgentFileMatch(TypedDict):
@@ -232,6 +235,9 @@ class SearchResult(TypedDict):
     # match (best first, scores not comparable with the memories'), and how many more do.
     agentFiles: NotRequired[list[AgentFileMatch]]
     moreAgentFiles: NotRequired[int]
+    # What the answer says of how it was found: search by meaning still embedding the
+    # memories, its model loading, or its provider failing (words only meanwhile).
+    notes: NotRequired[list[str]]
 
 
 class MentionLine(TypedDict):

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory_ls.core.operations.duplicates import near_duplicate_diagnostics
+from memory_ls.core.operations.meaning_duplicates import meaning_duplicate_diagnostics
 from memory_ls.core.rules.document import decode_memory
 from memory_ls.core.rules.names import did_you_mean, split_qualified
 from memory_ls.core.rules.stale_paths import suggest_paths
@@ -172,6 +173,10 @@ def _diagnostics(
             near_duplicate_diagnostics(
                 store, memory.path, memory.qualified, text, scan_fallback=False
             )
+        )
+        # By meaning too, where search by meaning is on (its vectors).
+        found.extend(
+            meaning_duplicate_diagnostics(store, memory.path, memory.qualified, text, found)
         )
     return apply_severities(found, store.config.severities)
 

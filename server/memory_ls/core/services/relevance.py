@@ -301,11 +301,16 @@ class Hit:
     supersedes: tuple[str, ...] = field(default=(), repr=False)
     # "merge-conflict" when the memory holds unresolved conflict markers: both sides shown.
     warnings: tuple[str, ...] = ()
+    # Search by meaning: the cosine similarity of the memory to the query, when it is
+    # among the nearest (core/services/meaning/).
+    similarity: float | None = None
 
     def _warned(self, row: dict[str, Any]) -> dict[str, Any]:
-        """A row with the hit's warnings, when it has any (an optional key)."""
+        """A row with the hit's warnings and similarity, when it has them (optional keys)."""
         if self.warnings:
             row["warnings"] = list(self.warnings)
+        if self.similarity is not None:
+            row["similarity"] = round(self.similarity, 3)
         return row
 
     def rows(self) -> list[dict[str, Any]]:
@@ -573,6 +578,8 @@ class Found:
     # Hits that do not match the query, there because they supersede one that does (not
     # counted in `total`: "8 of 7 matching" would follow).
     added: int = 0
+    # What the answer should say of how it was found (search by meaning not whole, say).
+    notes: tuple[str, ...] = ()
 
 
 def scan_search(

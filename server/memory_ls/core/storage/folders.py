@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from memory_ls.config import DEFAULT_SEVERITIES, Settings, Severity
+from memory_ls.config import DEFAULT_SEVERITIES, MeaningSettings, Settings, Severity
 from memory_ls.core.layouts import (
     NO_PATTERNS,
     MemoryPatterns,
@@ -69,6 +69,8 @@ class StoreConfig:
     secrets: str = "refuse"
     # The project file that defined this store (memory_ls/project_file.py), if any.
     project_file: str | None = None
+    # Search by meaning (core/services/meaning/): None, the default, is off.
+    meaning: MeaningSettings | None = None
 
     @property
     def folders(self) -> tuple[Folder, ...]:
@@ -173,6 +175,7 @@ def resolve_store_config(
         patterns=patterns,
         secrets=settings.secrets,
         project_file=project_file,
+        meaning=settings.meaning,
     )
 
 

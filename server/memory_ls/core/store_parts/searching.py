@@ -34,6 +34,8 @@ DEFAULT_SEARCH_LIMIT = 50
 SCAN_STEP = 200
 # Files not indexed yet a search reads before it looks at them (RoughRanker.add_many).
 ROUGH_FILES = 5_000
+# With search by meaning, at least this many memories nearest in meaning are fused.
+MEANING_DEPTH = 50
 
 
 class Searching(Reading):
@@ -115,6 +117,12 @@ class Searching(Reading):
                 parsed, self._searchable(where, wanted), size, per_memory=per_memory, offset=offset
             )
         with index.turns.searching():
+            if self.config.meaning is not None:
+                fused = self._search_by_meaning(
+                    index, text, parsed, wanted, where, size, per_memory, offset, count
+                )
+                if fused is not None:
+                    return fused
             found = index.search(
                 parsed, wanted, where, size, per_memory=per_memory, offset=offset, count=count
             )
@@ -153,6 +161,52 @@ class Searching(Reading):
             indexed, rest = partial
             scanned = self._scan_unindexed(parsed, wanted, rest, index, size + offset, per_memory)
             return merge_found([indexed, scanned], size, per_memory, offset)
+
+    def _search_by_meaning(
+        self,
+        index: SearchIndex,
+        text: str,
+        parsed: Query,
+        wanted: list[str],
+        where: str | None,
+        size: int,
+        per_memory: bool,
+        offset: int,
+        count: bool,
+    ) -> Found | None:
+        """The index's answer with the memories nearest in meaning fused in (words only,
+        and saying why, while that cannot be); None when the index cannot answer now."""
+        # Only here, and only when configured: with it off, none of it is imported.
+        try:
+            from memory_ls.core.services.meaning.engine import meaning_for
+        except ImportError as exc:  # numpy, an optional dependency, is missing
+            found = index.search(
+                parsed, wanted, where, size, per_memory=per_memory, offset=offset, count=count
+            )
+            if found is not None:
+                found.notes = (
+                    f"Search by meaning needs numpy ({exc}): pip install 'memory-ls[meaning]'; "
+                    "words only.",
+                )
+            return found
+        engine = meaning_for(self.config, index.database.path)
+        if engine is None:
+            return None
+        depth = max(2 * (size + offset), MEANING_DEPTH)
+        nearest = engine.nearest(text, depth)
+        found = index.search(
+            parsed,
+            wanted,
+            where,
+            size,
+            per_memory=per_memory,
+            offset=offset,
+            count=count,
+            nearest=nearest,
+        )
+        if found is not None:
+            found.notes = (*found.notes, *engine.state().notes())
+        return found
 
     def _scan_unindexed(
         self,

@@ -77,6 +77,10 @@ def search_memories(ctx: ToolContext) -> Callable[..., Any]:
             agents = _agent_files(ctx, store, query, mode, tags, scope, offset)
             result.update(agents.fields())
             also = agents.text()
+            if found.notes:
+                # Search by meaning not whole yet (or unavailable): said, never hidden.
+                result["notes"] = list(found.notes)
+                also = "\n".join([*found.notes, *([also] if also else [])])
             if not rows:
                 if mode == RELEVANCE:
                     text = f"No memory matched any of these words ({words})."
@@ -188,6 +192,8 @@ def _block(number: int, row: dict[str, Any], newer_than: list[str]) -> str:
     elif newer_than:
         # Listed for the memory it supersedes, which the query found.
         why = f"supersedes {', '.join(newer_than)}, which matched"
+    elif row.get("similarity") is not None:
+        why = f"score {row['score']}; by meaning (similarity {row['similarity']})"
     else:
         why = f"score {row['score']}; matched: its name"
     if row["supersededBy"]:

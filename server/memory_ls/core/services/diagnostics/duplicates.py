@@ -76,6 +76,8 @@ _REASONS = {
     "'notes' are set aside",
     "body": "their bodies are {score:.0f}% alike",
     "title": "they have the same heading and {score:.0f}% of their words in common",
+    # Search by meaning's vectors (core/operations/meaning_duplicates.py).
+    "meaning": "they say nearly the same thing: {score:.0f}% alike in meaning",
 }
 # A near-duplicate diagnostic names at most this many of the others.
 NEAR_DUPLICATES_NAMED = 3

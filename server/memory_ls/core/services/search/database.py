@@ -94,6 +94,10 @@ class Database:
                 "files",
                 "meta",
                 "manifest",
+                # Search by meaning's (core/services/meaning/vectors.py): by `files` row.
+                "embedded",
+                "vectors",
+                "vector_meta",
             ):
                 db.execute(f"DROP TABLE IF EXISTS {table}")
             for statement in (*_SCHEMA, *_MANIFEST_SCHEMA):

@@ -344,10 +344,18 @@ class SearchIndex:
         per_memory: bool = False,
         offset: int = 0,
         count: bool = False,
+        nearest: Sequence[tuple[int, float]] | None = None,
     ) -> Found | None:
         """The memories that answer a query, best first (`Queries.search`)."""
         return self.queries.search(
-            query, tags, scope, limit, per_memory=per_memory, offset=offset, count=count
+            query,
+            tags,
+            scope,
+            limit,
+            per_memory=per_memory,
+            offset=offset,
+            count=count,
+            nearest=nearest,
         )
 
     def search_partial(

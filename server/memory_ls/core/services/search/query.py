@@ -56,6 +56,9 @@ MAX_VARIANTS = 24
 # what names may hold besides): the only ones the index looks up by their words.
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_. /-]*")
 
+# With search by meaning, the words' ranking fused holds at least this many memories.
+FUSION_DEPTH = 50
+
 # A file not indexed yet, as a search reads it: (qualified name, path, folder rank, name).
 Unindexed = tuple[str, str, int, str]
 
@@ -230,11 +233,13 @@ class Queries:
         per_memory: bool = False,
         offset: int = 0,
         count: bool = False,
+        nearest: Sequence[tuple[int, float]] | None = None,
     ) -> Found | None:
         """The memories that answer a query, best first: enough for `limit` lines (or,
         `per_memory`, `limit` memories after `offset`), with the number of memories that
         match in all when `count`; None when the index cannot answer for the disk now
-        (not live: the disk is compared with the index first)."""
+        (not live: the disk is compared with the index first). `nearest`: the `files`
+        rows nearest in meaning (core/services/meaning/), fused with the words' ranking."""
         if self.index.live and not self.index._complete:
             return None  # the first indexing runs: no waiting for it
         with self._lock:
@@ -243,7 +248,11 @@ class Queries:
             try:
                 for _attempt in range(STALE_RETRIES):
                     search = _Search(self.database, query, tags, scope)
-                    found = search.run(limit, per_memory, offset, count)
+                    found = (
+                        search.run(limit, per_memory, offset, count)
+                        if nearest is None
+                        else search.run_fused(limit, per_memory, offset, count, nearest)
+                    )
                     if not search.stale:
                         return found
                     # Changed behind the index's back: read again, then ask again.
@@ -465,6 +474,85 @@ class _Search:
         hits: list[Hit] = []
         seen: set[int] = set()
         wanted = limit + offset
+        self._ranked_hits(hits, seen, wanted, per_memory)
+        ordered = order_by_supersession(hits, self._fetch)
+        if per_memory:
+            ordered = ordered[offset : offset + limit]
+        return Found(ordered, self._count() if count else None, len(self.added))
+
+    def run_fused(
+        self,
+        limit: int,
+        per_memory: bool,
+        offset: int,
+        count: bool,
+        nearest: Sequence[tuple[int, float]],
+    ) -> Found:
+        """`run`, the words' ranking fused with the rows nearest in meaning (reciprocal
+        rank fusion, core/services/meaning/fusion.py); then, should those not fill the
+        answer, the rest of the words' ranking."""
+        from memory_ls.core.services.meaning.fusion import RRF_K, reciprocal_rank_fusion
+
+        self.added = []
+        wanted = limit + offset
+        depth = max(2 * wanted, FUSION_DEPTH)
+        by_words: list[int] = []
+        for _tier, expression in self.tiers:
+            if len(by_words) >= depth:
+                break
+            ranked = self.db.execute(
+                "SELECT rowid, bm25(fts, ?, ?, 1.0) AS r FROM fts WHERE fts MATCH ? "
+                "ORDER BY r, rowid LIMIT ?",
+                (NAME_WEIGHT, NAME_WEIGHT, expression, depth),
+            )
+            known = set(by_words)
+            by_words += [ident for ident, _r in ranked if ident not in known]
+        by_words = by_words[:depth]
+        similar = dict(nearest)
+        hits: list[Hit] = []
+        seen: set[int] = set()
+        # Scaled so that the first of both rankings scores 1.
+        scale = (RRF_K + 1) / 2
+        for ident, fused in reciprocal_rank_fusion([by_words, list(similar)]):
+            if enough(hits, wanted, per_memory):
+                break
+            seen.add(ident)
+            hit = self._hit(ident, fused * scale)
+            if hit is not None:
+                hit.similarity = similar.get(ident)
+                hits.append(hit)
+        self._ranked_hits(hits, seen, wanted, per_memory)
+        ordered = order_by_supersession(hits, self._fetch)
+        if per_memory:
+            ordered = ordered[offset : offset + limit]
+        total = None
+        if count:
+            # Those found by meaning alone count on top of those holding some word.
+            words = set(by_words) if len(by_words) < depth else None
+            extra = [i for i in similar if (words is None or i not in words) and self._may(i)]
+            if words is None and extra:
+                matching = self.db.execute(
+                    f"SELECT rowid FROM fts WHERE fts MATCH ? AND rowid IN "
+                    f"({', '.join('?' * len(extra))})",
+                    (self.tiers[-1][1], *extra),
+                )
+                matched = {row[0] for row in matching}
+                extra = [i for i in extra if i not in matched]
+            total = self._count() + len(extra)
+        return Found(ordered, total, len(self.added))
+
+    def _may(self, ident: int) -> bool:
+        """Whether an indexed file is in the search's scope and has its tags."""
+        row = self.db.execute("SELECT folder, tags FROM files WHERE id = ?", (ident,)).fetchone()
+        return (
+            row is not None
+            and row[0] in self.allowed
+            and all(t in row[1] for t in self.wanted_tags)
+        )
+
+    def _ranked_hits(self, hits: list[Hit], seen: set[int], wanted: int, per_memory: bool) -> None:
+        """Hits added to `hits` from the words' ranking, tier by tier, until enough (those
+        in `seen` passed over)."""
         for tier, expression in self.tiers:
             if enough(hits, wanted, per_memory):
                 break
@@ -484,10 +572,6 @@ class _Search:
                     hits.append(hit)
                     if enough(hits, wanted, per_memory):
                         break
-        ordered = order_by_supersession(hits, self._fetch)
-        if per_memory:
-            ordered = ordered[offset : offset + limit]
-        return Found(ordered, self._count() if count else None, len(self.added))
 
     def _variants(self) -> dict[str, list[str]]:
         """The indexed words of each term's stem, the most frequent first."""
