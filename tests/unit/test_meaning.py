@@ -359,3 +359,26 @@ def test_a_search_with_it_off_takes_no_longer(memories: Path) -> None:
     assert found.notes == ()
     assert found.hits[0].similarity is None
     assert time.perf_counter() - started < 5
+
+
+def test_the_retrieval_bench_names_the_paraphrases_that_share_no_word_with_their_note() -> None:
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "bench" / "retrieval" / "run.py"
+    spec = importlib.util.spec_from_file_location("retrieval_bench_meaning", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench
+    spec.loader.exec_module(bench)
+    root, questions = bench.load_questions(bench.DEFAULT_QUESTIONS)
+    memories = bench.read_memories(root)
+    unshared = bench.unshared_questions(questions, memories)
+    # "how long can a shopper stay inactive before they have to sign in again" for the
+    # session's idle timeout; not "session idle timeout" phrased as a paraphrase.
+    assert "cur-session-ttl" in unshared
+    assert 5 <= len(unshared) < len([q for q in questions if q.kind != "none"])
+    for q in questions:
+        if q.id in unshared:
+            asked = set(bench.words(q.phrasings["paraphrase"]))
+            held = set(bench.words(" ".join(memories[a] for a in q.answers)))
+            assert not {w for w in asked & held if len(w) > 4}, q.id
