@@ -382,3 +382,23 @@ def test_the_retrieval_bench_names_the_paraphrases_that_share_no_word_with_their
             asked = set(bench.words(q.phrasings["paraphrase"]))
             held = set(bench.words(" ".join(memories[a] for a in q.answers)))
             assert not {w for w in asked & held if len(w) > 4}, q.id
+
+
+def test_the_vectors_follow_the_index_in_the_background_without_a_search(
+    memories: Path, engines: list[Meaning]
+) -> None:
+    store, _config = _store(memories, provider="openai")
+    embedder = WordsEmbedder()
+    engine = _engine(store, embedder, engines)
+    engine.poke()
+    deadline = time.monotonic() + 30
+    while engine.state().embedded < 3:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    (memories / ".serena" / "memories" / "new.md").write_text("# New\n\nA new note.\n")
+    assert store.search_index is not None
+    store.search_index.sync()  # as the server's watch does: no search, no poke
+    while engine.state().embedded < 4:
+        assert time.monotonic() < deadline, engine.state()
+        time.sleep(0.05)
+    assert embedder.texts[-1].endswith("A new note.\n")

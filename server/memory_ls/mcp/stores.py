@@ -16,7 +16,7 @@ from memory_ls.core.operations.agent_search import AgentFilesCache
 from memory_ls.core.operations.live import LiveStore, WatchUnavailable
 from memory_ls.core.rules.errors import MemoryStoreError
 from memory_ls.core.services.journal import Journal, adopt_legacy_journal, journal_path
-from memory_ls.core.services.search import SearchIndex, fingerprint
+from memory_ls.core.services.search import SearchIndex, fingerprint, search_index_path
 from memory_ls.core.storage.folders import StoreConfig, resolve_store_config
 from memory_ls.core.storage.listing import ScanCache
 from memory_ls.core.store import Store
@@ -108,6 +108,14 @@ class StoreFactory:
         config = self.config()
         self.agent_files(config).start()
         self._live_for(config)
+        if config.meaning is not None:
+            # Search by meaning: the memories embedded from the start, not the first search.
+            try:
+                from memory_ls.core.services.meaning.engine import meaning_for
+            except ImportError as exc:  # numpy missing: each search says so
+                log.warning("memory-ls: search by meaning needs numpy (%s)", exc)
+            else:
+                meaning_for(config, search_index_path(config))
 
     def agent_files(self, config: StoreConfig) -> AgentFilesCache:
         """The agents' files of this store's repository, kept between calls."""

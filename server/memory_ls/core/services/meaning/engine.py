@@ -30,6 +30,9 @@ RETRY_SECONDS = 30.0
 # Cosine similarity under which a memory is not near in meaning (all-MiniLM-L6-v2 gives
 # unrelated texts 0 to 0.15, a question and the note that answers it 0.4 to 0.7).
 SIMILARITY_FLOOR = 0.2
+# Between searches, the background work looks this often whether the index changed (one
+# PRAGMA), and embeds what changed: the vectors follow the memories without a search.
+WATCH_SECONDS = 2.0
 # Vectors no memory holds any more are dropped at most this often.
 FORGET_SECONDS = 600.0
 
@@ -101,11 +104,22 @@ class Meaning:
         self._wake.set()
 
     def _run(self) -> None:
+        seen = None
         while not self._closed:
-            self._wake.wait()
+            poked = self._wake.wait(WATCH_SECONDS)
             self._wake.clear()
             if self._closed:
                 return
+            if not poked:
+                # Whether anyone wrote the index since (a memory changed): else nothing to do.
+                with self._lock:
+                    try:
+                        now = self._db().execute("PRAGMA data_version").fetchone()[0]
+                    except (IndexUnusable, sqlite3.Error):
+                        continue
+                if now == seen:
+                    continue
+                seen = now
             if time.monotonic() - self._failed_at < RETRY_SECONDS:
                 time.sleep(RETRY_SECONDS - (time.monotonic() - self._failed_at))
             try:
