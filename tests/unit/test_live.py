@@ -114,3 +114,49 @@ def test_a_folder_made_in_a_folder_that_held_none_is_watched_whole(
     eventually(lambda: "topic/first" in names(), "a file in a folder made in a flat one")
     ws.write(feature / "topic" / "second.md", "# Second\n")  # only a recursive watch sees it
     eventually(lambda: "topic/second" in names(), "a later file in that folder")
+
+
+def test_names_answer_while_a_never_indexed_store_is_being_indexed(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 35: bringing the full-text index in line reads every file of a store never
+    # indexed (26 s at 100,000 memories); a listing, a read and a write must not wait.
+    import threading
+
+    from memory_ls.core.services.search import SearchIndex
+
+    disk = ws.store()
+    ws.write(ws.primary / "alpha.md", "# Alpha\n")
+    ws.write(ws.primary / "beta.md", "# Beta\n")
+    release = threading.Event()
+    syncing = threading.Event()
+    synced = threading.Event()
+    real_sync = SearchIndex.sync
+
+    def slow_sync(self: SearchIndex, *args: object, **kwargs: object) -> object:
+        syncing.set()
+        release.wait(DEADLINE_SECONDS)  # released by the test, or the test failed
+        try:
+            return real_sync(self, *args, **kwargs)
+        finally:
+            synced.set()
+
+    monkeypatch.setattr(SearchIndex, "sync", slow_sync)
+    watched = LiveStore(disk.config)
+    watched.start()
+    try:
+        assert syncing.wait(DEADLINE_SECONDS)
+        store = watched.store(disk.config)
+        listed = store.list_memories()
+        assert [m["name"] for m in listed["memories"]] == ["alpha", "beta"]
+        assert store.read("beta")["content"] == "# Beta\n"
+        store.save("gamma", "# Gamma\n")
+        assert [m["name"] for m in store.list_memories()["memories"]] == [
+            "alpha",
+            "beta",
+            "gamma",
+        ]
+        assert not synced.is_set()  # all of it answered while the index was not in line
+    finally:
+        release.set()
+        watched.stop()

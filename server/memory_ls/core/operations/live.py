@@ -142,12 +142,25 @@ class LiveStore:
             self.enqueue(made)
 
     def _load(self) -> None:
-        """List the folders once; from that listing bring the full-text index in line (what
-        a first search waits for), then the listing, the name index and the facts."""
+        """List the folders once; from that listing the names (what a first listing and
+        every change wait for), then bring the full-text index in line (what a first search
+        waits for), then learn the facts."""
         collecting = gc.isenabled()
         gc.disable()  # 100,000 objects that hold no cycles: collected once, at the end
         try:
             listing = self.search_index.walk()
+            # The names before the full-text index: on a store never indexed, bringing it
+            # in line reads every file (26 s at 100,000 memories on a loaded machine), and
+            # a listing or a write must not wait for that; the names take under a second.
+            try:
+                memories, stamps = self._listed(listing)
+                self.scan_cache.load(memories)
+                self.index.scan(memories, stamps)
+            except Exception:
+                logger.exception("listing the memory folders failed")
+                self.scan_cache.load(())
+            finally:
+                self._names_ready.set()
             try:
                 # Against the manifest an editor or an earlier process left: a comparison.
                 self.search_index.sync(walked=listing)
@@ -155,10 +168,7 @@ class LiveStore:
                 logger.exception("bringing the search index in line failed")
             finally:
                 self._search_ready.set()
-            memories, stamps = self._listed(listing)
-            self.scan_cache.load(memories)
-            self.scan_cache.prepare()  # what a first listing waits for
-            self.index.scan(memories, stamps)
+            self.scan_cache.prepare()  # sorted in the background, before a call asks
         except Exception:
             logger.exception("listing the memory folders failed")
             self.scan_cache.load(())
