@@ -184,14 +184,14 @@ def _rows(engine: Meaning) -> list[tuple[int, str, bytes]]:
 def test_vectors_are_kept_by_file_row_content_hash_and_model(
     memories: Path, engines: list[Meaning]
 ) -> None:
-    store, _config = _store(memories)
+    store, _config = _store(memories, provider="openai")
     embedder = WordsEmbedder()
     engine = _engine(store, embedder, engines)
     assert engine.state().embedded == 0
     assert engine.embed_pending() == 3
     assert len(embedder.texts) == 3
     assert engine.state().embedded == engine.state().indexed == 3
-    assert {model for _i, model, _h in _rows(engine)} == {"local:words"}
+    assert {model for _i, model, _h in _rows(engine)} == {"openai:words"}
     vector = engine.database.connect().execute("SELECT data FROM vectors LIMIT 1").fetchone()[0]
     assert len(vector) == 4 * DIMENSIONS  # float32
     # Nothing more to embed; an unchanged file indexed again is not embedded again.
@@ -402,3 +402,18 @@ def test_the_vectors_follow_the_index_in_the_background_without_a_search(
         assert time.monotonic() < deadline, engine.state()
         time.sleep(0.05)
     assert embedder.texts[-1].endswith("A new note.\n")
+
+
+def test_a_local_model_is_ready_though_every_memory_was_embedded_before(
+    memories: Path, engines: list[Meaning]
+) -> None:
+    """A server started again over vectors all there loads its model all the same."""
+    store, _config = _store(memories)
+    _engine(store, WordsEmbedder(), engines).embed_pending()
+    again = _engine(store, WordsEmbedder(), engines)
+    assert again.state().notes() == [
+        "Search by meaning is starting (its model is loading); words only."
+    ]
+    assert again.embed_pending() == 0
+    assert again.state().notes() == []
+    assert again.nearest("payments", 3)

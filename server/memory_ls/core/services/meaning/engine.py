@@ -132,6 +132,14 @@ class Meaning:
         """Embed indexed memories without a vector, a batch at a time, until none is left
         (or `limit` were); how many were recorded."""
         done = 0
+        if not self._ready:
+            # The model loaded first, even with nothing to embed: searches wait for it.
+            try:
+                self.embedder.embed(["memory-ls"])
+            except EmbeddingError as exc:
+                self._failed(str(exc))
+                return 0
+            self._ready, self._problem = True, None
         while limit is None or done < limit:
             with self._lock:
                 db = self._db()

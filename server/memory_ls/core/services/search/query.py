@@ -531,17 +531,30 @@ class _Search:
         total = None
         if count:
             # Those found by meaning alone count on top of those holding some word.
-            extra = [i for i in similar if self._may(i)]
-            if extra:
-                matching = self.db.execute(
-                    f"SELECT rowid FROM fts WHERE fts MATCH ? AND rowid IN "
-                    f"({', '.join('?' * len(extra))})",
-                    (self.tiers[-1][1], *extra),
-                )
-                matched = {row[0] for row in matching}
-                extra = [i for i in extra if i not in matched]
-            total = self._count() + len(extra)
+            total = self._count_with(list(similar))
         return Found(ordered, total, len(self.added))
+
+    def _count_with(self, similar: Sequence[int]) -> int:
+        """`_count`, and the rows of `similar` that hold no word of the query (found by
+        meaning alone) on top."""
+        expression = self.tiers[-1][1]
+        if len(self.allowed) == len(self.folders) and not self.wanted_tags:
+            # One pass over the matches answers both (the count alone costs as much).
+            matching = {
+                row[0]
+                for row in self.db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", [expression])
+            }
+            return len(matching) + sum(1 for i in similar if i not in matching and self._may(i))
+        extra = [
+            i
+            for i in similar
+            if self._may(i)
+            and self.db.execute(
+                "SELECT 1 FROM fts WHERE fts MATCH ? AND rowid = ?", (expression, i)
+            ).fetchone()
+            is None
+        ]
+        return self._count() + len(extra)
 
     def _may(self, ident: int) -> bool:
         """Whether an indexed file is in the search's scope and has its tags."""
