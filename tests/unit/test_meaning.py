@@ -417,3 +417,19 @@ def test_a_local_model_is_ready_though_every_memory_was_embedded_before(
     assert again.embed_pending() == 0
     assert again.state().notes() == []
     assert again.nearest("payments", 3)
+
+
+def test_an_index_rebuilt_by_another_process_gets_its_vector_tables_again(
+    memories: Path, engines: list[Meaning]
+) -> None:
+    store, _config = _store(memories, provider="openai")
+    engine = _engine(store, WordsEmbedder(), engines)
+    assert engine.embed_pending() == 3
+    with engine._lock:
+        db = engine._db()
+        for table in ("embedded", "vectors", "vector_meta"):
+            db.execute(f"DROP TABLE {table}")
+    assert engine.nearest("payments", 3) is None  # said, not raised
+    engine._failed_at = float("-inf")  # as after RETRY_SECONDS
+    assert engine.embed_pending() == 3
+    assert engine.nearest("payments", 3)

@@ -83,7 +83,7 @@ class Meaning:
         self._matrix_version = -1
         self._ready = settings.provider != "local"  # an endpoint is asked at once
         self._problem: str | None = None
-        self._failed_at = 0.0
+        self._failed_at = float("-inf")
         self._forgotten_at = 0.0
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
@@ -127,6 +127,7 @@ class Meaning:
             except Exception as exc:  # never let the thread die: said in answers
                 logger.warning("memory-ls: embedding memories failed: %s", exc)
                 self._failed(str(exc))
+                self._reconnect()
 
     def embed_pending(self, limit: int | None = None) -> int:
         """Embed indexed memories without a vector, a batch at a time, until none is left
@@ -173,6 +174,17 @@ class Meaning:
         self._problem = problem
         self._failed_at = time.monotonic()
 
+    def _reconnect(self) -> None:
+        """Open the database again next time (an index rebuilt by another process lost
+        the vectors' tables: they are made again)."""
+        with self._lock:
+            self._forget()
+
+    def _forget(self) -> None:
+        """`_reconnect`, the lock held."""
+        self.database.close()
+        self._matrix, self._matrix_version = None, -1
+
     def _db(self) -> Any:
         """The connection, the vectors' tables made first (lock held)."""
         fresh = self.database.db is None
@@ -197,6 +209,7 @@ class Meaning:
                 indexed = int(db.execute("SELECT count(*) FROM files").fetchone()[0])
                 embedded = len(self._current())
             except (IndexUnusable, sqlite3.Error) as exc:
+                self._forget()
                 return State(0, 0, str(exc), self._ready)
         return State(embedded, indexed, self._problem, self._ready)
 
@@ -235,6 +248,7 @@ class Meaning:
                 matrix = self._current()
             except (IndexUnusable, sqlite3.Error) as exc:
                 self._failed(str(exc))
+                self._forget()
                 return None
         return matrix.nearest(query, count, floor)
 
