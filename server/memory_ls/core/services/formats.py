@@ -45,7 +45,9 @@ RULE_DESCRIPTIONS: Mapping[str, str] = {
     "ignored-link": "A reference names a memory that Serena's ignored_memory_patterns hide.",
     "context-budget": "An agent will not see all of a file it loads into every prompt.",
     "stale-path": "A memory names a workspace file or folder that does not exist.",
-    "near-duplicate": "Another memory has a near-identical name or body, or the same heading and a similar body.",
+    "near-duplicate": (
+        "Another memory has a near-identical name or body, or the same heading and a similar body."
+    ),
     "merge-conflict": "A memory holds unresolved git conflict markers.",
     "superseded": "Another memory supersedes this one (or a supersede relation cannot hold).",
     "missing-merge-driver": ".gitattributes names merge=memory-ls; git config lacks the driver.",
