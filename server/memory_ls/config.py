@@ -22,14 +22,15 @@ import cattrs
 from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
 from cattrs.gen import make_dict_structure_fn, override
 
+from memory_ls.search_settings import MeaningSettings as MeaningSettings
+from memory_ls.search_settings import parse_search_table
+
 Severity = Literal["error", "warning", "information", "hint", "off"]
 LayoutName = Literal["serena", "aicoder", "claude"]
 # Which files get diagnostics in an editor: every memory, or the open documents only.
 DiagnosticsScope = Literal["workspace", "openFiles"]
 # What an agent's write holding a possible secret gets: refused (default) or a warning.
 SecretsPolicy = Literal["refuse", "warn"]
-# Where search by meaning gets its embeddings: an OpenAI-compatible endpoint, or in process.
-MeaningProvider = Literal["openai", "local"]
 
 DIAGNOSTIC_CODES: tuple[str, ...] = (
     "unknown-prefix",
@@ -194,22 +195,6 @@ class FolderSetting:
 
     path: str = attrs.field(metadata={_STRUCTURE_HOOK: _structure_path})
     read_only: bool = False
-
-
-@attrs.frozen
-class MeaningSettings:
-    """Search by meaning (`[search.meaning]` of the project file): where embeddings come from."""
-
-    provider: MeaningProvider
-    model: str
-    # The OpenAI-compatible API's base (…/v1): `/embeddings` is posted to under it.
-    url: str | None = None
-    # The name of the environment variable holding the API key (the key is never stored).
-    api_key_env: str | None = None
-
-
-# The keys of `[search.meaning]`, as the project file spells them.
-MEANING_KEYS: tuple[str, ...] = ("provider", "model", "url", "api-key-env")
 
 
 def _complete_severities(given: Mapping[str, Severity]) -> Mapping[str, Severity]:
@@ -587,7 +572,7 @@ PROJECT_KEYS: Mapping[str, str] = MappingProxyType(
         "secrets": "secrets",
         "diagnostics-scope": "diagnosticsScope",
         "diagnostics": "diagnostics",
-        # Project file only (no editor setting): `[search.meaning]`, parsed by `_parse_search`.
+        # Project file only (no editor setting): `[search.meaning]` (search_settings.py).
         "search": "search",
     }
 )
@@ -666,7 +651,7 @@ def parse_project_table(table: Mapping[str, object], source: str, base_dir: str)
                 else:
                     entries.append(entry)
             raw["additionalFolders"] = entries
-    meaning = _parse_search(raw.pop("search", None), problems)
+    meaning = parse_search_table(raw.pop("search", None), problems)
     enabled = raw.pop("global", None)
     if enabled is not None and not isinstance(enabled, bool):
         problems.append(f"global: expected true or false, got {_show(enabled)}")
@@ -684,69 +669,6 @@ def parse_project_table(table: Mapping[str, object], source: str, base_dir: str)
     if meaning is not None:
         layer = attrs.evolve(layer, values={**layer.values, "meaning": meaning})
     return anchor_layer(layer, base_dir)
-
-
-def _parse_search(table: object, problems: list[str]) -> MeaningSettings | None:
-    """The project file's `[search]` table (`[search.meaning]`), its problems added to
-    `problems`; None when meaning search is not configured."""
-    if table is None:
-        return None
-    if not isinstance(table, Mapping):
-        problems.append(f"search: expected a table ([search.meaning]), got {_show(table)}")
-        return None
-    for key in table:
-        if key != "meaning":
-            problems.append(
-                f"search.{key}: unknown key{_closest(key, ['meaning'])} (allowed: meaning)"
-            )
-    meaning = table.get("meaning")
-    if meaning is None:
-        return None
-    if not isinstance(meaning, Mapping):
-        problems.append(f"search.meaning: expected a table, got {_show(meaning)}")
-        return None
-    found = len(problems)
-    for key in meaning:
-        if key not in MEANING_KEYS:
-            allowed = ", ".join(MEANING_KEYS)
-            problems.append(
-                f"search.meaning.{key}: unknown key{_closest(key, list(MEANING_KEYS))} "
-                f"(allowed: {allowed})"
-            )
-    provider = meaning.get("provider")
-    choices = get_args(MeaningProvider)
-    if provider not in choices:
-        problems.append(
-            f"search.meaning.provider: expected one of {', '.join(map(_show, choices))}, "
-            f"got {_show(provider)}"
-        )
-    model = meaning.get("model")
-    if not isinstance(model, str) or not model.strip():
-        problems.append(f"search.meaning.model: expected a model name, got {_show(model)}")
-    url, key_env = meaning.get("url"), meaning.get("api-key-env")
-    if provider == "openai":
-        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            problems.append(
-                "search.meaning.url: expected the API's http:// or https:// address (…/v1), "
-                f"got {_show(url)}"
-            )
-    elif url is not None:
-        problems.append('search.meaning.url: only with provider = "openai"')
-    if key_env is not None and (not isinstance(key_env, str) or not key_env.strip()):
-        problems.append(
-            "search.meaning.api-key-env: expected the name of an environment variable, "
-            f"got {_show(key_env)}"
-        )
-    elif key_env is not None and provider != "openai":
-        problems.append('search.meaning.api-key-env: only with provider = "openai"')
-    if len(problems) > found:
-        return None
-    return MeaningSettings(
-        provider=cast(MeaningProvider, provider),
-        model=cast(str, model),
-        url=cast("str | None", url),
-        api_key_env=cast("str | None", key_env),
-    )
 
 
 def anchor_layer(layer: Layer, base_dir: str) -> Layer:
