@@ -160,3 +160,68 @@ def test_names_answer_while_a_never_indexed_store_is_being_indexed(
     finally:
         release.set()
         watched.stop()
+
+
+def test_a_search_while_a_store_is_first_indexed_answers_at_once_and_says_it_is_partial(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 35: the first call on a store never indexed answers within the budget, from
+    # the files it could read, and says so (the count approximate, a match maybe missing).
+    import threading
+
+    import memory_ls.core.operations.live as live_module
+    import memory_ls.core.store_parts.searching as searching
+    from memory_ls.core.services.search.worker import Turns
+
+    disk = ws.store()
+    for number in range(6):
+        ws.write(ws.primary / f"deploy_{number}.md", f"# Deploy {number}\nkubectl rollout\n")
+    release = threading.Event()
+    real_pauser = Turns.pauser
+
+    def held_pauser(self: Turns, *args: float) -> Callable[[], None]:
+        pause = real_pauser(self, *args)
+
+        def held() -> None:
+            release.wait(DEADLINE_SECONDS)  # before the first batch: nothing indexed yet
+            pause()
+
+        return held
+
+    monkeypatch.setattr(Turns, "pauser", held_pauser)
+    monkeypatch.setattr(live_module, "LONG_SYNC_FILES", 1)  # "thousands", for six files
+    monkeypatch.setattr(searching, "ROUGH_FILES", 2)
+    monkeypatch.setattr(searching, "UNINDEXED_READ_SECONDS", 0.0)
+    watched = LiveStore(disk.config)
+    watched.start()
+    try:
+        started = time.monotonic()
+        watched.wait_ready()
+        assert time.monotonic() - started < 1.0  # the sync's end is not waited for
+        found = watched.store(disk.config).search_memories("kubectl", per_memory=True)
+        assert len(found.hits) == 2  # the first slice read, then the budget was spent
+        assert found.notes == (
+            "Partial: the search index is still being built; of the 6 memories not in it "
+            "yet, 2 were read for this search and 4 not, so a match may be missing and the "
+            "count is approximate. Search again shortly for the whole answer.",
+        )
+        monkeypatch.setattr(searching, "UNINDEXED_READ_SECONDS", 60.0)
+        found = watched.store(disk.config).search_memories("kubectl", per_memory=True)
+        assert len(found.hits) == 6
+        assert found.notes == (
+            "The search index is still being built: the 6 memories not in it yet were read "
+            "for this search, so the count of matches is approximate.",
+        )
+    finally:
+        release.set()
+        watched.stop()
+    # Once in line, nothing more is said.
+    indexed = LiveStore(disk.config)
+    indexed.start()
+    try:
+        indexed.wait_ready()
+        eventually(lambda: indexed._search_ready.is_set(), "the index in line")
+        found = indexed.store(disk.config).search_memories("kubectl", per_memory=True)
+        assert len(found.hits) == 6 and found.notes == ()
+    finally:
+        indexed.stop()

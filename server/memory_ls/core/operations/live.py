@@ -58,6 +58,8 @@ BURST_QUIET_SECONDS = 1.0
 # How long a call waits for the full-text index to be brought in line at start before it
 # searches by reading the files (an index an editor left is in line within a second).
 SEARCH_WAIT_SECONDS = 2.0
+# A first sync with this many files to index is not waited for (see `wait_ready`).
+LONG_SYNC_FILES = 2_000
 # How long a call waits for the names at start (a listing of the folders).
 NAMES_WAIT_SECONDS = 120.0
 # Background learning of the facts pauses for calls between steps of this many files.
@@ -240,9 +242,19 @@ class LiveStore:
                 self._idle.wait(IDLE_WAIT_SECONDS)
 
     def wait_ready(self) -> None:
-        """Wait (briefly) for the full-text index after start; listings wait for the names
-        themselves, and changes are applied once the name index is there."""
-        self._search_ready.wait(SEARCH_WAIT_SECONDS)
+        """Wait (briefly) until the full-text index can answer after start: in line, or its
+        first sync under way and knowing which files it has not reached (a search reads
+        those itself); listings wait for the names themselves, and changes are applied
+        once the name index is there."""
+        if self._search_ready.is_set():
+            return
+        deadline = time.monotonic() + SEARCH_WAIT_SECONDS
+        backlog = self.search_index.backlog(SEARCH_WAIT_SECONDS)
+        # Not for a sync that reads thousands of files (a store never indexed: every
+        # file, 26 s at 100,000 memories): the call would wait SEARCH_WAIT_SECONDS for
+        # nothing, then read them itself. A few files are indexed within the wait.
+        if backlog is not None and backlog < LONG_SYNC_FILES:
+            self._search_ready.wait(max(0.0, deadline - time.monotonic()))
 
     # ----- changes --------------------------------------------------------------------
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -34,6 +35,10 @@ DEFAULT_SEARCH_LIMIT = 50
 SCAN_STEP = 200
 # Files not indexed yet a search reads before it looks at them (RoughRanker.add_many).
 ROUGH_FILES = 5_000
+# A search while the first indexing runs reads the files not indexed yet for this long at
+# most, then answers from what it read and says so (issue 35: a first call on a store of
+# 100,000 memories never indexed answers within 2 s; reading them all took 1.0-1.9 s).
+UNINDEXED_READ_SECONDS = 1.0
 # With search by meaning, at least this many memories nearest in meaning are fused.
 MEANING_DEPTH = 50
 
@@ -160,7 +165,9 @@ class Searching(Reading):
                 )
             indexed, rest = partial
             scanned = self._scan_unindexed(parsed, wanted, rest, index, size + offset, per_memory)
-            return merge_found([indexed, scanned], size, per_memory, offset)
+            found = merge_found([indexed, scanned], size, per_memory, offset)
+            found.notes = (*indexed.notes, *scanned.notes)
+            return found
 
     def _search_by_meaning(
         self,
@@ -226,9 +233,14 @@ class Searching(Reading):
         terms is among those that may match, so a term few memories hold finds them all.
         """
         rough = RoughRanker(query)
+        deadline = time.monotonic() + UNINDEXED_READ_SECONDS
+        read_files = 0
         # Read and looked at a slice at a time: bounded memory however large the store.
         for start in range(0, len(rest), ROUGH_FILES):
+            if start and time.monotonic() > deadline:
+                break  # the answer says how many were left unread
             part = rest[start : start + ROUGH_FILES]
+            read_files += len(part)
             read = index.read_unindexed_many([path for _q, path, _r, _n in part])
             rough.add_many(
                 [
@@ -264,7 +276,9 @@ class Searching(Reading):
             passed = [rough.documents - len(chosen), spaces]
             found = scan_search(query, chosen, size, per_memory=per_memory, passed=passed)
             if start >= len(ordered) or enough(found.hits, size, per_memory):
-                return Found(found.hits, len(ordered), found.added)
+                return Found(
+                    found.hits, len(ordered), found.added, (_partial_note(read_files, len(rest)),)
+                )
 
     @staticmethod
     def _limit(limit: object) -> int:
@@ -297,3 +311,18 @@ class Searching(Reading):
                     replaced.supersedes,
                     replaced.superseded_by,
                 )
+
+
+def _partial_note(read: int, unindexed: int) -> str:
+    """What a search answered while the first indexing runs says of how it was made."""
+    if read < unindexed:
+        return (
+            f"Partial: the search index is still being built; of the {unindexed:,} memories "
+            f"not in it yet, {read:,} were read for this search and {unindexed - read:,} "
+            "not, so a match may be missing and the count is approximate. Search again "
+            "shortly for the whole answer."
+        )
+    return (
+        f"The search index is still being built: the {unindexed:,} memories not in it yet "
+        "were read for this search, so the count of matches is approximate."
+    )

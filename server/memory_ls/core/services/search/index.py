@@ -222,6 +222,18 @@ class SearchIndex:
                 self._unread_bytes = 0
         return True
 
+    def backlog(self, timeout: float) -> int | None:
+        """How many files the first sync has yet to index, once it knows (waiting at most
+        `timeout` seconds for that); 0 when the index is in line, None when not known yet."""
+        with self._lock:
+            begun = self._sync_begun
+            if self._complete or begun is None:
+                return 0
+        if not begun.wait(timeout):
+            return None
+        with self._lock:
+            return len(self._unsynced) if self._unsynced is not None else 0
+
     def wait_synced(self, timeout: float) -> bool:
         """Wait until a sync of the index has ended (at most `timeout` seconds): whether
         one has."""
