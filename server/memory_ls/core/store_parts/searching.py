@@ -37,8 +37,9 @@ SCAN_STEP = 200
 ROUGH_FILES = 5_000
 # A search while the first indexing runs reads the files not indexed yet for this long at
 # most, then answers from what it read and says so (issue 35: a first call on a store of
-# 100,000 memories never indexed answers within 2 s; reading them all took 1.0-1.9 s).
-UNINDEXED_READ_SECONDS = 1.0
+# 100,000 memories never indexed answers within 2 s; reading them all took 1.0-1.9 s, and
+# the names and the index's comparison before it 1.3 s on a quiet machine).
+UNINDEXED_READ_SECONDS = 0.6
 # With search by meaning, at least this many memories nearest in meaning are fused.
 MEANING_DEPTH = 50
 
