@@ -191,22 +191,27 @@ def test_a_search_while_a_store_is_first_indexed_answers_at_once_and_says_it_is_
     monkeypatch.setattr(Turns, "pauser", held_pauser)
     monkeypatch.setattr(live_module, "LONG_SYNC_FILES", 1)  # "thousands", for six files
     monkeypatch.setattr(searching, "ROUGH_FILES", 2)
-    monkeypatch.setattr(searching, "UNINDEXED_READ_SECONDS", 0.0)
     watched = LiveStore(disk.config)
     watched.start()
     try:
         started = time.monotonic()
         watched.wait_ready()
         assert time.monotonic() - started < 1.0  # the sync's end is not waited for
+        # Where the answer cannot say it is partial (the editor's), every file is read.
         found = watched.store(disk.config).search_memories("kubectl", per_memory=True)
+        assert len(found.hits) == 6
+        # Where it can (MCP's): the budget is kept, and it says so.
+        store = watched.store(disk.config)
+        store.unindexed_read_seconds = 0.0
+        found = store.search_memories("kubectl", per_memory=True)
         assert len(found.hits) == 2  # the first slice read, then the budget was spent
         assert found.notes == (
             "Partial: the search index is still being built; of the 6 memories not in it "
             "yet, 2 were read for this search and 4 not, so a match may be missing and the "
             "count is approximate. Search again shortly for the whole answer.",
         )
-        monkeypatch.setattr(searching, "UNINDEXED_READ_SECONDS", 60.0)
-        found = watched.store(disk.config).search_memories("kubectl", per_memory=True)
+        store.unindexed_read_seconds = 60.0
+        found = store.search_memories("kubectl", per_memory=True)
         assert len(found.hits) == 6
         assert found.notes == (
             "The search index is still being built: the 6 memories not in it yet were read "

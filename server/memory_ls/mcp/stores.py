@@ -20,6 +20,7 @@ from memory_ls.core.services.search import SearchIndex, fingerprint, search_inde
 from memory_ls.core.storage.folders import StoreConfig, resolve_store_config
 from memory_ls.core.storage.listing import ScanCache
 from memory_ls.core.store import Store
+from memory_ls.core.store_parts.searching import UNINDEXED_READ_SECONDS
 from memory_ls.mcp.answers import failure, refusal
 from memory_ls.project_file import ProjectWatch, store_root
 
@@ -168,6 +169,9 @@ class StoreFactory:
         self.journal.withhold_secrets = config.secrets == "refuse"  # the settings' now
         store.journal = self.journal
         store.source = self.source
+        # An agent's first search on a store never indexed answers within about 2 s,
+        # saying it is partial (its `notes`), rather than read every file first.
+        store.unindexed_read_seconds = UNINDEXED_READ_SECONDS
         return store
 
     def _indexed_store(self, config: StoreConfig) -> Store:

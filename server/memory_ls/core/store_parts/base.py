@@ -88,6 +88,11 @@ class StoreBase:
         # this store writes for ("cli", "mcp:<client>", "editor").
         self.journal = journal if journal is not None else Journal.for_store(config)
         self.source = source
+        # How long a search while the first indexing runs may read the files not indexed
+        # yet before it answers from those it read (None: all of them). Only where the
+        # answer says it is partial (MCP's `notes`): an editor's search lists no such note,
+        # so it reads them all and misses nothing.
+        self.unindexed_read_seconds: float | None = None
         # Told each path this store writes or removes, as it does (a live index catches up
         # at once instead of waiting for the file event).
         self.wrote = wrote

@@ -35,10 +35,11 @@ DEFAULT_SEARCH_LIMIT = 50
 SCAN_STEP = 200
 # Files not indexed yet a search reads before it looks at them (RoughRanker.add_many).
 ROUGH_FILES = 5_000
-# A search while the first indexing runs reads the files not indexed yet for this long at
-# most, then answers from what it read and says so (issue 35: a first call on a store of
-# 100,000 memories never indexed answers within 2 s; reading them all took 1.0-1.9 s, and
-# the names and the index's comparison before it 1.3 s on a quiet machine).
+# Where a search's answer can say it is partial (MCP), a search while the first indexing
+# runs reads the files not indexed yet for this long at most, then answers from what it
+# read and says so (issue 35: a first call on a store of 100,000 memories never indexed
+# answers within 2 s; reading them all took 1.0-1.9 s, and the names and the index's
+# comparison before it 1.3 s on a quiet machine). `Store.unindexed_read_seconds`.
 UNINDEXED_READ_SECONDS = 0.6
 # With search by meaning, at least this many memories nearest in meaning are fused.
 MEANING_DEPTH = 50
@@ -234,11 +235,12 @@ class Searching(Reading):
         terms is among those that may match, so a term few memories hold finds them all.
         """
         rough = RoughRanker(query)
-        deadline = time.monotonic() + UNINDEXED_READ_SECONDS
+        budget = self.unindexed_read_seconds
+        deadline = None if budget is None else time.monotonic() + budget
         read_files = 0
         # Read and looked at a slice at a time: bounded memory however large the store.
         for start in range(0, len(rest), ROUGH_FILES):
-            if start and time.monotonic() > deadline:
+            if start and deadline is not None and time.monotonic() > deadline:
                 break  # the answer says how many were left unread
             part = rest[start : start + ROUGH_FILES]
             read_files += len(part)
