@@ -11,7 +11,6 @@ factory renames every field, as jedi-language-server does for its options.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
@@ -23,7 +22,7 @@ from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, Iterabl
 from cattrs.gen import make_dict_structure_fn, override
 
 from memory_ls.search_settings import MeaningSettings as MeaningSettings
-from memory_ls.search_settings import parse_search_table
+from memory_ls.search_settings import did_you_mean, parse_search_table, show_value
 
 Severity = Literal["error", "warning", "information", "hint", "off"]
 LayoutName = Literal["serena", "aicoder", "claude"]
@@ -141,15 +140,6 @@ class _Problem(Exception):
         super().__init__("; ".join(f"{path}: {text}" for path, text in self.items))
 
 
-def _show(value: object) -> str:
-    """Render a received value the way the user wrote it (JSON), kept short."""
-    try:
-        text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def camel_key(name: str) -> str:
     """Turn a snake_case field name into its camelCase external key."""
     head, *rest = name.split("_")
@@ -158,20 +148,20 @@ def camel_key(name: str) -> str:
 
 def _structure_str(value: object, _: object) -> str:
     if not isinstance(value, str):
-        raise _Problem(f"expected a string, got {_show(value)}")
+        raise _Problem(f"expected a string, got {show_value(value)}")
     return value
 
 
 def _structure_bool(value: object, _: object) -> bool:
     if not isinstance(value, bool):
-        raise _Problem(f"expected true or false, got {_show(value)}")
+        raise _Problem(f"expected true or false, got {show_value(value)}")
     return value
 
 
 def _structure_int(value: object, _: object) -> int:
     # bool is an int subclass, but `true` as a size is a mistake, not 1.
     if not isinstance(value, int) or isinstance(value, bool):
-        raise _Problem(f"expected a whole number, got {_show(value)}")
+        raise _Problem(f"expected a whole number, got {show_value(value)}")
     return value
 
 
@@ -185,7 +175,7 @@ def _structure_path(value: object, _: object) -> str:
 def _structure_positive_int(value: object, _: object) -> int:
     number = _structure_int(value, int)
     if number <= 0:
-        raise _Problem(f"expected a positive number of bytes, got {_show(value)}")
+        raise _Problem(f"expected a positive number of bytes, got {show_value(value)}")
     return number
 
 
@@ -269,8 +259,8 @@ def _literal_hook(type_: Any) -> Callable[[object, object], object]:
     def structure(value: object, _: object) -> object:
         # Hashing is not needed, and unhashable input (a list) must not crash the check.
         if not any(type(value) is type(choice) and value == choice for choice in allowed):
-            choices = ", ".join(_show(choice) for choice in allowed)
-            raise _Problem(f"expected one of {choices}, got {_show(value)}")
+            choices = ", ".join(show_value(choice) for choice in allowed)
+            raise _Problem(f"expected one of {choices}, got {show_value(value)}")
         return value
 
     return structure
@@ -300,7 +290,9 @@ def _parse_folder_list(text: str) -> tuple[FolderSetting, ...]:
         try:
             folders.append(_parse_folder_entry(entry))
         except _Problem as exc:
-            problems.extend((path, f"{why} in entry {_show(entry)}") for path, why in exc.items)
+            problems.extend(
+                (path, f"{why} in entry {show_value(entry)}") for path, why in exc.items
+            )
     if problems:
         raise _Problem(items=problems)
     return tuple(folders)
@@ -311,7 +303,7 @@ def _structure_additional_folders(value: object, _: object) -> tuple[FolderSetti
         return _parse_folder_list(value)
     if not isinstance(value, (list, tuple)):
         raise _Problem(
-            f"expected a list of folders or a comma-separated string, got {_show(value)}"
+            f"expected a list of folders or a comma-separated string, got {show_value(value)}"
         )
     folders: list[FolderSetting] = []
     problems: list[tuple[str, str]] = []
@@ -324,7 +316,7 @@ def _structure_additional_folders(value: object, _: object) -> tuple[FolderSetti
             else:
                 raise _Problem(
                     'expected a path string or an object {"path": ..., "readOnly": ...}, '
-                    f"got {_show(entry)}"
+                    f"got {show_value(entry)}"
                 )
         except Exception as exc:
             problems.extend((f"[{index}]{path}", text) for path, text in _explain(exc))
@@ -336,7 +328,7 @@ def _structure_additional_folders(value: object, _: object) -> tuple[FolderSetti
 def _structure_diagnostics(value: object, _: object) -> Mapping[str, Severity]:
     if not isinstance(value, Mapping):
         raise _Problem(
-            f"expected an object mapping diagnostic codes to severities, got {_show(value)}"
+            f"expected an object mapping diagnostic codes to severities, got {show_value(value)}"
         )
     severities: dict[str, Severity] = {}
     problems: list[tuple[str, str]] = []
@@ -420,8 +412,8 @@ def _explain(exc: BaseException) -> list[tuple[str, str]]:
         ]
         return found + [pair for sub in without_i for pair in _explain(sub)]
     if isinstance(exc, ForbiddenExtraKeysError):
-        known = ", ".join(_show(camel_key(field.name)) for field in attrs.fields(exc.cl))
-        extra = ", ".join(_show(key) for key in sorted(exc.extra_fields))
+        known = ", ".join(show_value(camel_key(field.name)) for field in attrs.fields(exc.cl))
+        extra = ", ".join(show_value(key) for key in sorted(exc.extra_fields))
         return [("", f"unknown key {extra} (allowed: {known})")]
     if isinstance(exc, KeyError):
         # cattrs notes the missing field on the error, so the path already names it.
@@ -441,7 +433,7 @@ def _parse(raw: object, source: str, display: Mapping[str, str]) -> Layer:
     if raw is None:
         return Layer(source=source, values={}, unknown_keys=())
     if not isinstance(raw, Mapping):
-        raise ConfigError(source, [f"expected an object of settings, got {_show(raw)}"])
+        raise ConfigError(source, [f"expected an object of settings, got {show_value(raw)}"])
 
     unknown: list[str] = []
     given: dict[str, object] = {}
@@ -582,14 +574,6 @@ _PROJECT_DISPLAY: Mapping[str, str] = MappingProxyType(
 _FOLDER_TABLE_KEYS: Mapping[str, str] = MappingProxyType({"path": "path", "read-only": "readOnly"})
 
 
-def _closest(word: str, choices: Sequence[str]) -> str:
-    """ " (did you mean X?)" for the closest choice to a typo, else ""."""
-    import difflib
-
-    found = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
-    return f" (did you mean {found[0]!r}?)" if found else ""
-
-
 def _relative_to(path: str, base_dir: str) -> str:
     """A folder of the project file, relative to the file's directory (`~` kept as it is)."""
     if path.startswith("~") or os.path.isabs(path):
@@ -611,7 +595,7 @@ def parse_project_table(table: Mapping[str, object], source: str, base_dir: str)
         if key not in PROJECT_KEYS:
             allowed = ", ".join(PROJECT_KEYS)
             problems.append(
-                f"{key}: unknown key{_closest(key, list(PROJECT_KEYS))} (allowed: {allowed})"
+                f"{key}: unknown key{did_you_mean(key, list(PROJECT_KEYS))} (allowed: {allowed})"
             )
             continue
         raw[PROJECT_KEYS[key]] = value
@@ -619,7 +603,7 @@ def parse_project_table(table: Mapping[str, object], source: str, base_dir: str)
     if isinstance(diagnostics, Mapping):
         for code in diagnostics:
             if code not in DIAGNOSTIC_CODES:
-                closest = _closest(str(code), DIAGNOSTIC_CODES)
+                closest = did_you_mean(str(code), DIAGNOSTIC_CODES)
                 problems.append(
                     f"diagnostics.{code}: unknown diagnostic code{closest} "
                     f"(codes: {', '.join(DIAGNOSTIC_CODES)})"
@@ -630,7 +614,7 @@ def parse_project_table(table: Mapping[str, object], source: str, base_dir: str)
             problems.append(
                 "additional-folders: expected an array of folders "
                 '(["path", "path:ro", {path = "path", read-only = true}]), '
-                f"got {_show(folders)}"
+                f"got {show_value(folders)}"
             )
             del raw["additionalFolders"]  # said once, not again by the editor's wording
         else:
@@ -642,7 +626,7 @@ def parse_project_table(table: Mapping[str, object], source: str, base_dir: str)
                         if entry_key not in _FOLDER_TABLE_KEYS:
                             problems.append(
                                 f"additional-folders[{index}].{entry_key}: unknown key"
-                                f"{_closest(entry_key, list(_FOLDER_TABLE_KEYS))} "
+                                f"{did_you_mean(entry_key, list(_FOLDER_TABLE_KEYS))} "
                                 "(allowed: path, read-only)"
                             )
                         else:
@@ -654,7 +638,7 @@ def parse_project_table(table: Mapping[str, object], source: str, base_dir: str)
     meaning = parse_search_table(raw.pop("search", None), problems)
     enabled = raw.pop("global", None)
     if enabled is not None and not isinstance(enabled, bool):
-        problems.append(f"global: expected true or false, got {_show(enabled)}")
+        problems.append(f"global: expected true or false, got {show_value(enabled)}")
     elif enabled is False:
         if raw.get("globalFolder") is not None:
             problems.append("global: false and global-folder cannot be used together")
