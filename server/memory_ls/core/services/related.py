@@ -90,11 +90,11 @@ def _read_text(store: Memories, path: str) -> str | None:
 
 
 def _candidates(
-    store: Memories, keys: Sequence[str], memory: MemoryFile, *, hint: bool = False
+    store: Memories, keys: Sequence[str], memory: MemoryFile | None, *, hint: bool = False
 ) -> list[str]:
-    """The paths of the memory files that may hold any of the link keys, `memory`'s left
-    out: as the store's index names them, else (unless for a `hint` given with every
-    read, which never reads the whole store) every memory's."""
+    """The paths of the memory files that may hold any of the link keys, `memory`'s (if
+    given) left out: as the store's index names them, else (unless for a `hint` given with
+    every read, which never reads the whole store) every memory's."""
     index = store.search_index
     if index is not None and not index.live:
         # Outside the language server: the index as this process last synced it (a read
@@ -106,7 +106,7 @@ def _candidates(
         if hint:
             return []
         sources = [item.memory.path for item in store.resolve() if item.memory.valid]
-    return [path for path in dict.fromkeys(sources) if path != memory.path]
+    return [path for path in dict.fromkeys(sources) if memory is None or path != memory.path]
 
 
 def _resolved(store: Memories, path: str) -> MemoryFile | None:
@@ -132,18 +132,40 @@ def declared_successors(
     store: Memories, memory: MemoryFile, own: Declaration | None
 ) -> list[Successor]:
     """`successors` of a memory whose own declaration (None: it declares nothing) is known."""
-    name = memory.qualified
-    declared = [] if own is None else [own]
-    for path in _candidates(store, [SUPERSEDES_KEY + name], memory, hint=True):
-        other = _read_text(store, path)
-        if other is None or KEY_WORD not in other:
-            continue
-        candidate = _resolved(store, path)
-        found = declaration_of_text(candidate.qualified, other) if candidate else None
-        if found is not None and name in found.relations.supersedes:
-            declared.append(found)
-    graph = SupersedeGraph(declared, lambda target: locate(store, target) is not None)
-    return graph.successors(name, own)
+    return successors_of_many(store, [(memory, own)])[memory.qualified]
+
+
+def successors_of_many(
+    store: Memories, memories: Sequence[tuple[MemoryFile, Declaration | None]]
+) -> dict[str, list[Successor]]:
+    """`declared_successors` of each memory (a listing's page), by qualified name: the
+    index asked once for the memories that may claim to supersede any of them."""
+    names = {memory.qualified for memory, _own in memories}
+    claims: dict[str, list[Declaration]] = {}
+    if memories:
+        keys = [SUPERSEDES_KEY + name for name in sorted(names)]
+        for path in _candidates(store, keys, None, hint=True):
+            other = _read_text(store, path)
+            if other is None or KEY_WORD not in other:
+                continue
+            candidate = _resolved(store, path)
+            found = declaration_of_text(candidate.qualified, other) if candidate else None
+            if found is None:
+                continue
+            for older in found.relations.supersedes:
+                # A memory's own file speaks through `own` (an editor's text, maybe newer).
+                if older in names and older != found.name:
+                    claims.setdefault(older, []).append(found)
+
+    def exists(target: str) -> bool:
+        return locate(store, target) is not None
+
+    answer: dict[str, list[Successor]] = {}
+    for memory, own in memories:
+        name = memory.qualified
+        declared = [*([] if own is None else [own]), *claims.get(name, ())]
+        answer[name] = SupersedeGraph(declared, exists).successors(name, own)
+    return answer
 
 
 def supersede_note(name: str, found: Sequence[Successor]) -> str:

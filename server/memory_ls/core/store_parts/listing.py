@@ -13,7 +13,7 @@ from memory_ls.core.rules.document import Document, iso
 from memory_ls.core.rules.names import GLOBAL_PREFIX
 from memory_ls.core.rules.supersede import declaration
 from memory_ls.core.rules.titles import title_of
-from memory_ls.core.services.related import declared_successors
+from memory_ls.core.services.related import successors_of_many
 from memory_ls.core.storage.fsio import folder_lock, remove_leftovers
 from memory_ls.core.storage.listing import (
     check_limit,
@@ -90,14 +90,24 @@ def _listed(item: Resolved, doc: Document | None, newer: list[str]) -> dict[str,
 class Listing(StoreBase):
     """Listing memories, their groups and tags."""
 
-    def _newer_than(self, memory: MemoryFile, doc: Document | None) -> list[str]:
-        """The memories that supersede a listed one (its frontmatter or theirs says so)."""
-        own = (
-            None
-            if doc is None
-            else declaration(memory.qualified, doc.metadata, doc.raw_frontmatter)
+    def _page(self, page: Sequence[tuple[Resolved, Document | None]]) -> list[dict[str, Any]]:
+        """A listing's memories, each with the memories that supersede it (its frontmatter
+        or theirs says so; the index asked once for the page)."""
+        newer = successors_of_many(
+            self,
+            [
+                (
+                    item.memory,
+                    None
+                    if doc is None
+                    else declaration(item.memory.qualified, doc.metadata, doc.raw_frontmatter),
+                )
+                for item, doc in page
+            ],
         )
-        return [successor.name for successor in declared_successors(self, memory, own)]
+        return [
+            _listed(item, doc, [s.name for s in newer[item.memory.qualified]]) for item, doc in page
+        ]
 
     def resolve(self, scope: str | None = None) -> list[Resolved]:
         """Memories as lookup sees them: one per name, with what each shadows (sorted)."""
@@ -176,7 +186,7 @@ class Listing(StoreBase):
         where, wanted, given_prefix, under = _checked_filters(filters)
         named = self._named(where, given_prefix, under)
         start = 0 if after is None else bisect.bisect_right(named, after, key=sort_key)
-        memories: list[dict[str, Any]] = []
+        page: list[tuple[Resolved, Document | None]] = []
         more = False
         for position in range(start, len(named)):
             item = named[position]
@@ -184,13 +194,14 @@ class Listing(StoreBase):
             doc_tags = doc.tags if doc else []
             if any(t not in doc_tags for t in wanted):
                 continue
-            if page_size is not None and len(memories) == page_size:
+            if page_size is not None and len(page) == page_size:
                 more = True
                 break
-            memories.append(_listed(item, doc, self._newer_than(item.memory, doc)))
-            if page_size is not None and not wanted and len(memories) == page_size:
+            page.append((item, doc))
+            if page_size is not None and not wanted and len(page) == page_size:
                 more = position + 1 < len(named)
                 break
+        memories = self._page(page)
         result: dict[str, Any] = {"memories": memories}
         if not wanted:
             result["total"] = len(named)
