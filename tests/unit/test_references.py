@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from memory_ls.core.rules.references import find_references, in_fenced_code, rewrite_references
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memory_ls.core.rules.references import (
+    find_references,
+    in_fenced_code,
+    reference_targets,
+    rewrite_references,
+)
 
 TEXT = """---
 see: "[[in_frontmatter]]"
@@ -61,3 +69,52 @@ def test_which_lines_are_fenced_code() -> None:
     ]
     fenced = [number for number in range(len(lines)) if in_fenced_code(lines, number)]
     assert fenced == [1, 2, 3, 4, 6, 7]
+
+
+# Pieces that make references, code, fences, frontmatter and lines of every kind.
+_PIECES = st.sampled_from(
+    [
+        "[[",
+        "]]",
+        "|",
+        "#",
+        "`",
+        "``",
+        "mem:",
+        "a",
+        "B_c",
+        " ",
+        "\n",
+        "global/",
+        ".md",
+        "```\n",
+        "~~~\n",
+        "---\n",
+        "x/y",
+        "\r\n",
+        "  ",
+        "tags: [a]\n",
+    ]
+)
+
+
+def test_reference_targets_of_the_sample_are_those_of_the_references() -> None:
+    """The targets alone, found without making the references, are the same in order."""
+    assert reference_targets(TEXT) == [ref.target for ref in find_references(TEXT)]
+    assert reference_targets(TEXT) == [
+        "plain",
+        "topic/name",
+        "serena_style",
+        "global/personal",
+        "global/other",
+        "spaced",
+        "one",
+        "two",
+    ]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(_PIECES, max_size=40).map("".join))
+def test_reference_targets_agree_with_find_references(text: str) -> None:
+    """Whatever the text: fenced or not, inline code, frontmatter, `#` and labels."""
+    assert reference_targets(text) == [ref.target for ref in find_references(text)]

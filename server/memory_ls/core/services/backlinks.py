@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
 from memory_ls.core.rules.names import MEM_PREFIX
-from memory_ls.core.rules.references import find_references
+from memory_ls.core.rules.references import reference_targets
 
 # Keys of Serena's `mem:` mentions start with a character no reference target holds
 # (targets never span lines), so the two kinds of key cannot meet.
@@ -30,7 +30,7 @@ _NAME_RUN = re.compile(rf"[{_NAME_CHARS}]*")
 
 def link_keys(text: str) -> tuple[str, ...]:
     """The keys a Markdown text is indexed under, each once."""
-    keys = dict.fromkeys(ref.target for ref in find_references(text))
+    keys = dict.fromkeys(reference_targets(text))
     if MEM_PREFIX in text:
         for match in _SERENA_MENTION.finditer(text):
             keys.setdefault(SERENA_MARK + match.group(1))

@@ -118,9 +118,14 @@ def _read_file(path: str) -> tuple[Metadata, tuple[str, ...]]:
 
 def facts_of_text(text: str, doc: Document) -> FactsRow:
     """What `learn_facts` takes of a file read and parsed elsewhere (the indexing worker
-    of core/services/fulltext.py): its tags, update time, size and link keys."""
-    metadata, keys = _metadata_of(text, doc)
-    return metadata.tags, metadata.updated_at, metadata.size, keys
+    of core/services/search/worker.py): its tags, update time, size and link keys."""
+    # No preview: `learn_facts` keeps none (a first indexing asks this of every file).
+    return (
+        tuple(doc.tags),
+        iso(doc.metadata.get("updated_at")),
+        len(text.encode("utf-8")),
+        _keys_of(text, doc),
+    )
 
 
 def _metadata_of(text: str, doc: Document) -> tuple[Metadata, tuple[str, ...]]:
@@ -131,10 +136,15 @@ def _metadata_of(text: str, doc: Document) -> tuple[Metadata, tuple[str, ...]]:
         preview=make_preview(doc.body),
         size=len(text.encode("utf-8")),
     )
+    return metadata, _keys_of(text, doc)
+
+
+def _keys_of(text: str, doc: Document) -> tuple[str, ...]:
+    """A file's link keys: its references' and its supersede relations'."""
     keys = link_keys(text)
     if doc.raw_frontmatter is not None and KEY_WORD in doc.raw_frontmatter:
         keys += relation_keys(relations(doc.metadata))
-    return metadata, keys
+    return keys
 
 
 def facts_cache_path(config: StoreConfig) -> str:

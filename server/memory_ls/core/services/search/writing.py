@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -14,7 +15,7 @@ from memory_ls.core.rules.supersede import KEY_WORD as SUPERSEDE_WORD
 from memory_ls.core.rules.supersede import relations
 from memory_ls.core.services.relevance import title_text
 from memory_ls.core.services.search.database import Database
-from memory_ls.core.services.search.files import READ_LIMIT_FACTOR
+from memory_ls.core.services.search.files import READ_LIMIT_FACTOR, _read_small
 from memory_ls.core.services.search.schema import (
     _pack_body,
     _stored_keys,
@@ -24,7 +25,6 @@ from memory_ls.core.services.search.schema import (
 )
 from memory_ls.core.services.search.walk import _memory_stamp
 from memory_ls.core.storage.folders import Folder
-from memory_ls.core.storage.fsio import read_text
 
 
 class Writer:
@@ -49,30 +49,28 @@ class Writer:
         `prepared` before it (by key) is written only if the file's stamp is still its.
         """
         db = self.database.db
+        # One entry per key (the last): the rows are inserted together after the drops.
+        wanted = dict(keyed)
         db.execute("BEGIN IMMEDIATE")
         try:
-            for key, path in keyed:
-                found = db.execute(
-                    "SELECT id, mtime_ns, size FROM files WHERE name = ? AND folder = ?",
-                    (key[1], key[0]),
-                ).fetchone()
+            indexed = _indexed_rows(db, list(wanted))
+            rows: list[_Row] = []
+            for key, path in wanted.items():
+                found = indexed.get(key)
                 folder = self.database.config.folders[key[0]]
                 stamp = _memory_stamp(folder, key[1], path)
-                if (
-                    not reread
-                    and found is not None
-                    and stamp is not None
-                    and tuple(found[1:]) == stamp
-                ):
+                if not reread and found is not None and stamp is not None and found[1:] == stamp:
                     continue
                 if found is not None:
                     self._drop(db, found[0], key)
                 if stamp is not None:
                     row = prepared.get(key) if prepared is not None else None
-                    if row is not None and row.stamp == stamp:
-                        self._insert(db, row)
-                    else:
-                        self._add(db, folder, key[1], path, stamp)
+                    if row is None or row.stamp != stamp:
+                        # Unreadable: left out, and tried again next time.
+                        row = self.prepare(folder, key[1], path, stamp)
+                    if row is not None:
+                        rows.append(row)
+            _insert_many(db, rows)
             db.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
@@ -100,12 +98,6 @@ class Writer:
             )
         db.execute("DELETE FROM files WHERE id = ?", (ident,))
 
-    def _add(self, db: Any, folder: Folder, name: str, path: str, stamp: tuple[int, int]) -> None:
-        """Index one file (one that cannot be read is left out, and tried again next time)."""
-        row = self.prepare(folder, name, path, stamp)
-        if row is not None:
-            self._insert(db, row)
-
     def prepare(self, folder: Folder, name: str, path: str, stamp: tuple[int, int]) -> _Row | None:
         """What indexing one file writes, worked out without the database (None: the file
         cannot be read)."""
@@ -114,10 +106,14 @@ class Writer:
         supersedes: tuple[str, ...] = ()
         superseded_by: tuple[str, ...] = ()
         if stamp[1] <= READ_LIMIT_FACTOR * self.database.config.max_memory_bytes:
+            # One open and read, no file object (a first indexing reads every file).
+            data = _read_small(path, sys.maxsize)
+            if data is None:
+                return None
+            text = data.decode("utf-8", errors="replace")
             try:
-                text = read_text(path)
                 doc = parse_document(text)
-            except (OSError, MemoryStoreError):
+            except MemoryStoreError:
                 return None
             body, body_line, tags = doc.body, doc.body_line, tuple(doc.tags)
             if self.seen is not None:
@@ -147,25 +143,6 @@ class Writer:
             _stored_keys(folder, name, body),
         )
 
-    @staticmethod
-    def _insert(db: Any, row: _Row) -> None:
-        cursor = db.execute(
-            "INSERT INTO files(folder, name, mtime_ns, size, valid, tags, body_line, "
-            "hidden_refs, superseded_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            row.file,
-        )
-        ident = int(cursor.lastrowid or 0)
-        db.execute("INSERT INTO bodies(id, data) VALUES (?, ?)", (ident, row.packed))
-        db.execute(
-            "INSERT INTO fts(rowid, name, title, body) VALUES (?, ?, ?, ?)", (ident, *row.text)
-        )
-        if row.supersedes:
-            db.executemany(
-                "INSERT INTO successors(older, newer) VALUES (?, ?)",
-                [(older, ident) for older in row.supersedes],
-            )
-        db.executemany("INSERT INTO dupkeys VALUES (?, ?)", [(k, ident) for k in row.dupkeys])
-
 
 @dataclass(frozen=True)
 class _Row:
@@ -177,3 +154,62 @@ class _Row:
     text: tuple[str, str, str]  # name, title and body for `fts`
     supersedes: tuple[str, ...]
     dupkeys: list[int]
+
+
+# Keys looked up in one statement (SQLite allows 32,766 variables since 3.32; older ones 999).
+LOOKUP_KEYS = 400
+
+
+def _indexed_rows(
+    db: Any, keys: Sequence[tuple[int, str]]
+) -> dict[tuple[int, str], tuple[int, int, int]]:
+    """The (id, mtime_ns, size) of each of these files the index holds, by key: a few
+    statements for a batch, not one a file."""
+    by_folder: dict[int, list[str]] = {}
+    for folder, name in keys:
+        by_folder.setdefault(folder, []).append(name)
+    found: dict[tuple[int, str], tuple[int, int, int]] = {}
+    for folder, names in by_folder.items():
+        for start in range(0, len(names), LOOKUP_KEYS):
+            part = names[start : start + LOOKUP_KEYS]
+            marks = ",".join("?" * len(part))
+            query = (
+                f"SELECT id, name, mtime_ns, size FROM files WHERE folder = ? AND name IN ({marks})"
+            )
+            for ident, name, mtime_ns, size in db.execute(query, (folder, *part)):
+                found[(folder, name)] = (ident, mtime_ns, size)
+    return found
+
+
+def _insert_many(db: Any, rows: Sequence[_Row]) -> None:
+    """Insert these files' rows, a statement a table: the ids are given here (the write
+    transaction is ours) so each table takes its rows in one `executemany`."""
+    if not rows:
+        return
+    (last,) = db.execute("SELECT COALESCE(MAX(id), 0) FROM files").fetchone()
+    idents = range(int(last) + 1, int(last) + 1 + len(rows))
+    db.executemany(
+        "INSERT INTO files(id, folder, name, mtime_ns, size, valid, tags, body_line, "
+        "hidden_refs, superseded_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(ident, *row.file) for ident, row in zip(idents, rows, strict=True)],
+    )
+    db.executemany(
+        "INSERT INTO bodies(id, data) VALUES (?, ?)",
+        [(ident, row.packed) for ident, row in zip(idents, rows, strict=True)],
+    )
+    db.executemany(
+        "INSERT INTO fts(rowid, name, title, body) VALUES (?, ?, ?, ?)",
+        [(ident, *row.text) for ident, row in zip(idents, rows, strict=True)],
+    )
+    successors = [
+        (older, ident) for ident, row in zip(idents, rows, strict=True) for older in row.supersedes
+    ]
+    if successors:
+        db.executemany("INSERT INTO successors(older, newer) VALUES (?, ?)", successors)
+    # In key order: the b-tree takes them page by page rather than at random.
+    db.executemany(
+        "INSERT INTO dupkeys VALUES (?, ?)",
+        sorted(
+            (key, ident) for ident, row in zip(idents, rows, strict=True) for key in row.dupkeys
+        ),
+    )
