@@ -10,11 +10,12 @@ directory (XDG_CACHE_HOME: no index, no facts cache), and the real server over s
 the smallest client. From the moment `initialize` is answered, `memory.search` requests go
 one after another with no pause (a rotation of bench/run.py's queries and the rare word),
 while another thread types completions as a person does (one every TYPING_PAUSE). It runs
-until the full-text index is complete (its progress ends) and a few searches after, or
-until --timeout. Reports: the time to the first search's answer, the slowest search while
-indexing, when the index was complete (and a search after it index-fast), peak RSS
-(VmHWM), completion p99 while indexing, and how many answers for the rare word missed one
-of its memories (each must return all of them). Writes JSON to bench/results/.
+until the full-text index is complete (its progress ends), a few searches after, and as
+many again once the facts' indexing has ended too (the steady figure), or until --timeout.
+Reports: the time to the first search's answer, the slowest search while indexing, when
+the index was complete (and a search after it index-fast, and steady), peak RSS (VmHWM),
+completion p99 while indexing, and how many answers for the rare word missed one of its
+memories (each must return all of them). Writes JSON to bench/results/.
 """
 
 from __future__ import annotations
@@ -48,6 +49,9 @@ RARE = "quokkafirstrun"
 PLANTED = 50
 # Searches still sent once the index is complete (they show it index-fast).
 AFTER_INDEXED = 10
+# Searches sent after those, once the facts' indexing has ended too: the steady figure
+# (two rounds of the queries).
+STEADY = 2 * (len(SEARCH_QUERIES) + 1)
 # A person types a character about this often.
 TYPING_PAUSE = 0.05
 QUERIES = [RARE, *SEARCH_QUERIES]
@@ -84,6 +88,8 @@ class Searcher:
         self.timeout = timeout
         # (sent, seconds, query, sent while indexing) per search, sent relative to start.
         self.samples: list[tuple[float, float, str, bool]] = []
+        # Seconds of the searches sent once both indexings had ended (nothing else running).
+        self.steady: list[float] = []
         self.missed: list[dict[str, Any]] = []
         self.errors: list[str] = []
 
@@ -91,13 +97,15 @@ class Searcher:
         client = self.client
         after = 0
         number = 0
-        # Until the facts' progress is over too (both indexings run at once).
-        while after < AFTER_INDEXED or not client.indexed.is_set():
+        # Until the facts' progress is over too (both indexings run at once), and then
+        # STEADY searches more: the steady figure, with no indexing left to share the time.
+        while len(self.steady) < STEADY:
             if time.perf_counter() - client.started > self.timeout:
                 return
             query = QUERIES[number % len(QUERIES)]
             number += 1
             indexing = not client.search_indexed.is_set()
+            steady = after >= AFTER_INDEXED and client.indexed.is_set()
             sent = time.perf_counter() - client.started
             arguments: dict[str, Any] = {"query": query}
             if query == RARE:
@@ -106,6 +114,8 @@ class Searcher:
                 "workspace/executeCommand", {"command": "memory.search", "arguments": [arguments]}
             )
             self.samples.append((sent, took, query, indexing))
+            if steady:
+                self.steady.append(took)
             try:
                 names = search_names(response)
             except RuntimeError as exc:
@@ -189,6 +199,8 @@ def measure(size: int, workdir: Path, timeout: float) -> dict[str, Any]:
             if complete
             else float("nan"),
             "search_after_p50_ms": pct(after, 50),
+            "search_steady_p50_ms": pct(searcher.steady, 50),
+            "search_steady_p99_ms": pct(searcher.steady, 99),
             "completion_indexing_p99_ms": pct(typist.samples, 99),
             "completion_indexing_samples": len(typist.samples),
             "completions_slowest": sorted(typist.timed, key=lambda pair: -pair[1])[:5],
@@ -218,6 +230,7 @@ COLUMNS = [
     ("names indexed s", "names_indexed_s", "{:.1f}"),
     ("index complete s", "search_indexed_s", "{:.1f}"),
     ("search after p50 ms", "search_after_p50_ms", "{:.1f}"),
+    ("search steady p50 ms", "search_steady_p50_ms", "{:.1f}"),
     ("compl p99 indexing ms", "completion_indexing_p99_ms", "{:.1f}"),
     ("peak RSS MiB", "peak_rss_mb", "{:.0f}"),
     ("missed answers", "missed_answers", "{}"),
