@@ -23,6 +23,7 @@ import pytest
 
 from memory_ls.config import ConfigError, MeaningSettings, explain_layers, merge_layers
 from memory_ls.core import Store, resolve_store_config
+from memory_ls.core.services.meaning import vectors
 from memory_ls.core.services.meaning.engine import Meaning
 from memory_ls.core.services.meaning.fusion import RRF_K, reciprocal_rank_fusion
 from memory_ls.core.services.meaning.providers import EmbeddingError, EndpointEmbedder
@@ -189,11 +190,13 @@ def test_vectors_are_kept_by_file_row_content_hash_and_model(
     engine = _engine(store, embedder, engines)
     assert engine.state().embedded == 0
     assert engine.embed_pending() == 3
-    assert len(embedder.texts) == 3
+    # A memory's summary (its name and title) and its one passage (its name and body).
+    assert len(embedder.texts) == 6
+    assert "fruit\nFruit" in embedder.texts
     assert engine.state().embedded == engine.state().indexed == 3
-    assert {model for _i, model, _h in _rows(engine)} == {"openai:words"}
+    assert {model for _i, model, _h in _rows(engine)} == {"openai:words#2"}
     vector = engine.database.connect().execute("SELECT data FROM vectors LIMIT 1").fetchone()[0]
-    assert len(vector) == 4 * DIMENSIONS  # float32
+    assert len(vector) == 4 + 2 * 4 * DIMENSIONS  # a count, then two vectors of float32
     # Nothing more to embed; an unchanged file indexed again is not embedded again.
     assert engine.embed_pending() == 0
     fruit = memories / ".serena" / "memories" / "fruit.md"
@@ -202,7 +205,7 @@ def test_vectors_are_kept_by_file_row_content_hash_and_model(
     store.search_index.sync()
     assert engine.state().embedded == 2  # its row was dropped, its vector kept
     assert engine.embed_pending() == 1
-    assert len(embedder.texts) == 3
+    assert len(embedder.texts) == 6
     # A changed file is embedded anew; a deleted one loses its vector's row.
     fruit.write_text("# Fruit\n\nApples are red.\n")
     (memories / ".serena" / "memories" / "deploying.md").unlink()
@@ -220,7 +223,132 @@ def test_another_model_embeds_everything_again(memories: Path, engines: list[Mea
     other = _engine(other_store, WordsEmbedder(), engines)
     assert other.state().embedded == 0
     assert other.embed_pending() == 3
-    assert {model for _i, model, _h in _rows(other)} == {"local:other"}
+    assert {model for _i, model, _h in _rows(other)} == {"local:other#2"}
+
+
+class WindowEmbedder(WordsEmbedder):
+    """`WordsEmbedder` with a dimension of its own for each word it meets (no two words
+    share one) that reads a text's first `window` words only, as a small model reads its
+    first 256 tokens (about 1,000 characters: 200 words of five letters)."""
+
+    def __init__(self, synonyms: dict[str, str] | None = None, window: int = 200) -> None:
+        super().__init__(synonyms)
+        self.window = window
+        self.dimensions: dict[str, int] = {}
+
+    def embed(self, texts: Sequence[str], *, query: bool = False) -> list[list[float]]:
+        if not query:
+            self.texts += texts
+        vectors = []
+        for text in texts:
+            vector = [0.0] * 4096
+            for word in re.findall(r"[a-z]+", text.lower())[: self.window]:
+                word = self.synonyms.get(word, word)
+                vector[self.dimensions.setdefault(word, len(self.dimensions))] += 1.0
+            vectors.append(vector)
+        return vectors
+
+
+def _filler(topic: str, words: int) -> str:
+    """A paragraph of `words` words no query of these tests holds (a topic's, numbered)."""
+    return " ".join(f"{topic}{chr(97 + n % 26)}{chr(97 + n // 26 % 26)}" for n in range(words))
+
+
+def test_a_memory_is_cut_into_passages_at_its_headings_and_paragraphs() -> None:
+    short = "# Fruit\n\nBananas are yellow.\n"
+    assert vectors.passages_of(short) == [short]
+    assert vectors.texts_of("notes/fruit", short) == ("notes fruit\nFruit", f"notes fruit\n{short}")
+    sections = [f"## Part {n}\n\n{_filler(f'p{n}', 150)}." for n in range(3)]
+    body = "# Handbook\n\n" + "\n\n".join(sections) + "\n"
+    assert len(body) > vectors.PASSAGE_CHARS
+    passages = vectors.passages_of(body)
+    assert len(passages) >= 3
+    assert all(len(p) <= vectors.PASSAGE_CHARS for p in passages)
+    assert passages[-1].startswith("## Part 2")  # cut where a section begins
+    assert "".join(passages) == body
+    # A paragraph longer than a passage is cut at its lines, a line at the passage's size.
+    line = "x" * (2 * vectors.PASSAGE_CHARS + 5)
+    assert [len(p) for p in vectors.passages_of(line)] == [
+        vectors.PASSAGE_CHARS,
+        vectors.PASSAGE_CHARS,
+        5,
+    ]
+    assert len(vectors.passages_of(line * 20)) == vectors.MAX_PASSAGES
+
+
+def test_a_memory_is_found_by_a_passage_past_what_the_model_reads(
+    memories: Path, engines: list[Meaning], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The answer in the third section of a long memory, after more than the model reads
+    of one text: found by meaning (its passage), not when embedded as one text."""
+    folder = memories / ".serena" / "memories"
+    sections = [
+        f"## Deploys\n\n{_filler('dep', 110)}.",
+        f"## Backups\n\n{_filler('bak', 110)}.",
+        "## Escalation\n\nAn unanswered pager escalates to Priya Raman.",
+    ]
+    (folder / "handbook.md").write_text("# Handbook\n\n" + "\n\n".join(sections) + "\n")
+    question = "whom does the beeper go to when it is ignored"
+    synonyms = {"beeper": "pager", "ignored": "unanswered", "whom": "escalates"}
+
+    def first(store: Store) -> str | None:
+        engine = _engine(store, WindowEmbedder(synonyms), engines)
+        engine.embed_pending()
+        nearest = engine.nearest(question, 3, floor=0.01, summary=True)
+        located = engine.located(nearest[0][0]) if nearest else None
+        return None if located is None else located[1]
+
+    store, _config = _store(memories, provider="openai")
+    assert first(store) == "handbook"
+    # Embedded as one text, the model reads its first words only: not found.
+    monkeypatch.setattr(vectors, "PASSAGE_CHARS", 10**6)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(memories.parent / "other-cache"))
+    one_text, _config = _store(memories, provider="openai")
+    assert first(one_text) != "handbook"
+
+
+def test_a_search_scores_a_memory_by_its_best_passage_and_its_summary(
+    memories: Path, engines: list[Meaning]
+) -> None:
+    store, _config = _store(memories, provider="openai")
+    engine = _engine(store, WordsEmbedder(), engines)
+    engine.embed_pending()
+    # "yellow" is in fruit's passage only, "fruit" in its summary and passage.
+    by_passage = dict(engine.nearest("yellow", 3, floor=0.0) or [])
+    blended = dict(engine.nearest("yellow", 3, floor=0.0, summary=True) or [])
+    (fruit,) = [i for i in by_passage if (engine.located(i) or (0, ""))[1] == "fruit"]
+    weight = vectors.SUMMARY_WEIGHT
+    assert blended[fruit] == pytest.approx((1 - weight) * by_passage[fruit], abs=1e-5)
+    summary_only = dict(engine.nearest("fruit", 3, floor=0.0, summary=True) or [])
+    passage_only = dict(engine.nearest("fruit", 3, floor=0.0) or [])
+    assert summary_only[fruit] > passage_only[fruit] * (1 - weight)
+
+
+def test_vectors_of_an_older_layout_are_embedded_again_and_then_forgotten(
+    memories: Path, engines: list[Meaning]
+) -> None:
+    """An index made before passages (one vector a memory, raw float32, the model's key
+    without its layout) answers after one embedding anew; its old vectors are dropped."""
+    store, _config = _store(memories, provider="openai")
+    engine = _engine(store, WordsEmbedder(), engines)
+    with engine._lock:
+        db = engine._db()
+        ids = [row[0] for row in db.execute("SELECT id FROM files")]
+        for ident in ids:
+            digest = ident.to_bytes(16, "big")
+            db.execute(
+                "INSERT INTO vectors VALUES ('openai:words', ?, ?)",
+                (digest, b"\x00\x00\x80\x3f" * DIMENSIONS),
+            )
+            db.execute("INSERT INTO embedded VALUES (?, 'openai:words', ?)", (ident, digest))
+    assert engine.state().embedded == 0  # none read as this layout's
+    assert engine.nearest("payments", 3) == []
+    assert engine.embed_pending() == 3
+    assert {model for _i, model, _h in _rows(engine)} == {"openai:words#2"}
+    assert engine.nearest("payments", 3)
+    with engine._lock:
+        models = {row[0] for row in engine._db().execute("SELECT DISTINCT model FROM vectors")}
+    assert models == {"openai:words#2"}
 
 
 def test_a_search_fuses_the_nearest_in_meaning_and_says_while_incomplete(

@@ -32,6 +32,36 @@ PARAPHRASES = {
     "When are the test environment's tables wiped?": "staging_database",
 }
 DEADLINE = 120.0
+# A note longer than the model reads of one text (256 tokens; this one is 361), whose
+# answer to HANDBOOK_QUESTION is its last section.
+HANDBOOK = """# Operations handbook
+
+## Deploys
+Deploys go out from the main branch after the pipeline is green. The pipeline builds the
+container image, runs the unit and integration suites, pushes the image to the registry and
+tags it with the commit. Argo picks the new tag up within two minutes and rolls the pods one
+at a time; a failed readiness probe stops the rollout and keeps the old pods serving. Never
+push to the release branch by hand, and never skip the pipeline for a hotfix: open a pull
+request with the fix and ask for a fast review in the team channel instead. Database
+migrations run as a separate job before the new pods start; a migration that takes a lock
+on a large table must be split, and the job's logs stay in the cluster for a week.
+
+## Backups
+The Postgres cluster takes a base backup every night at 02:00 UTC and ships its write-ahead
+log continuously to object storage, so a restore can reach any second of the last fourteen
+days. A restore drill runs on the first Monday of each month against a scratch cluster; the
+drill's report goes to the infrastructure folder. Redis holds nothing that cannot be rebuilt
+and is not backed up. Uploaded images live in the bucket with versioning on for thirty days.
+The backup bucket itself is replicated to a second region, and its credentials rotate every
+quarter.
+
+## Escalation
+Outside office hours the on-call engineer carries the pager for a week, Monday to Monday.
+If they do not acknowledge an alert within fifteen minutes, it escalates to Priya Raman, the
+infrastructure lead, whose phone number is in the vault under on-call. Customer-facing
+outages are announced on the status page within thirty minutes.
+"""
+HANDBOOK_QUESTION = "who is contacted if the pager goes unanswered"
 
 
 @pytest.fixture
@@ -115,3 +145,29 @@ def test_a_write_that_says_the_same_in_other_words_is_a_near_duplicate(
     other = store.save("lunch", "# Lunch\n\nThe canteen opens at noon on weekdays.\n")
     answer, _text = answer_with_findings(store, other)
     assert not [d for d in answer["diagnostics"] if d["code"] == "near-duplicate"]
+
+
+def test_a_long_note_is_found_by_its_section_past_what_the_model_reads(
+    repo: Path, endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memory_ls.core.services.meaning import vectors
+
+    (repo / ".serena" / "memories" / "operations.md").write_text(HANDBOOK, encoding="utf-8")
+    settings = MeaningSettings("openai", "all-MiniLM-L6-v2", endpoint)
+
+    def nearest_by_meaning() -> str | None:
+        store = _store(repo, settings)
+        _settled(store, "payments")
+        assert store.search_index is not None
+        engine = meaning_for(store.config, store.search_index.database.path)
+        assert engine is not None
+        found = engine.nearest(HANDBOOK_QUESTION, 3, summary=True)
+        located = engine.located(found[0][0]) if found else None
+        return None if located is None else located[1]
+
+    assert nearest_by_meaning() == "operations"
+    # The note as one text (as before passages): the model reads its first 256 tokens,
+    # the escalation is not among them, and another note is nearer.
+    monkeypatch.setattr(vectors, "PASSAGE_CHARS", 10**6)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(repo.parent / "one-text-cache"))
+    assert nearest_by_meaning() != "operations"

@@ -202,7 +202,8 @@ class Searching(Reading):
         if engine is None:
             return None
         depth = max(2 * (size + offset), MEANING_DEPTH)
-        nearest = engine.nearest(text, depth)
+        # Ranked as a search ranks: by a memory's best passage and its summary.
+        nearest = engine.nearest(text, depth, summary=True)
         found = index.search(
             parsed,
             wanted,

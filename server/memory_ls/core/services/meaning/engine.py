@@ -71,7 +71,7 @@ class Meaning:
         embedder: Embedder | None = None,
     ) -> None:
         self.settings = settings
-        self.model = f"{settings.provider}:{settings.model}"
+        self.model = vectors.model_key(settings.provider, settings.model)
         self.batch = LOCAL_BATCH if settings.provider == "local" else BATCH
         self.embedder = embedder if embedder is not None else embedder_for(settings)
         # Its own connection to the index's database: the index's lock is never held
@@ -143,21 +143,31 @@ class Meaning:
             self._ready, self._problem = True, None
         while limit is None or done < limit:
             with self._lock:
+                if self._closed:
+                    break
                 db = self._db()
                 batch = vectors.pending(db, self.model, self.prefixes, self.batch)
                 if not batch:
                     break
                 stored = vectors.known(db, self.model, [row.hash for row in batch])
             fresh = [row for row in batch if row.hash not in stored]
+            texts = [text for row in fresh for text in row.texts]
             try:
-                found = self.embedder.embed([row.text for row in fresh]) if fresh else []
+                found = self.embedder.embed(texts) if texts else []
             except EmbeddingError as exc:
                 self._failed(str(exc))
                 break
+            if len(found) != len(texts):
+                self._failed(f"{len(found)} vectors for {len(texts)} texts")
+                break
             self._ready, self._problem = True, None
-            for row, vector in zip(fresh, found, strict=True):
-                stored[row.hash] = vectors.unit(vector).tobytes()
+            at = 0
+            for row in fresh:
+                stored[row.hash] = vectors.pack(found[at : at + len(row.texts)])
+                at += len(row.texts)
             with self._lock:
+                if self._closed:
+                    break
                 recorded = vectors.store(
                     self._db(), self.model, [(row, stored[row.hash]) for row in batch]
                 )
@@ -197,7 +207,9 @@ class Meaning:
         """Stop the background work and close the connection."""
         self._closed = True
         self._wake.set()
-        self.database.close()
+        # Not while the background work reads or writes through it (SQLite would crash).
+        with self._lock:
+            self.database.close()
 
     # ----- questions ------------------------------------------------------------------
 
@@ -236,10 +248,11 @@ class Meaning:
         return vectors.unit(vector)
 
     def nearest(
-        self, text: str, count: int, floor: float = SIMILARITY_FLOOR
+        self, text: str, count: int, floor: float = SIMILARITY_FLOOR, *, summary: bool = False
     ) -> list[tuple[int, float]] | None:
         """The `files` rows of the `count` memories nearest in meaning to `text`, with
-        their cosine similarity, best first; None when it cannot be embedded now."""
+        their cosine similarity (their best passage's; with `summary`, blended with their
+        summary's, as a search ranks), best first; None when it cannot be embedded now."""
         query = self.embed_query(text)
         if query is None:
             return None
@@ -250,7 +263,7 @@ class Meaning:
                 self._failed(str(exc))
                 self._forget()
                 return None
-        return matrix.nearest(query, count, floor)
+        return matrix.nearest(query, count, floor, summary=summary)
 
     def located(self, ident: int) -> tuple[int, str] | None:
         """(folder rank, name) of a `files` row."""

@@ -16,9 +16,12 @@ from memory_ls.config import MeaningSettings
 # A query is embedded while a search waits; a batch in the background may take longer.
 QUERY_TIMEOUT_SECONDS = 5.0
 BATCH_TIMEOUT_SECONDS = 120.0
-# Characters of a memory sent to be embedded: small models read 256 to 512 tokens, and
-# an endpoint need not be sent a whole large memory for that.
+# Characters of a text sent to be embedded: small models read 256 to 512 tokens, and an
+# endpoint need not be sent more for that (a memory is sent as passages shorter than this).
 MAX_TEXT_CHARS = 4000
+# Texts the in-process model embeds at once: sorted by length first, so a memory's short
+# summary is not padded to its passages' length.
+LOCAL_BATCH_TEXTS = 8
 
 
 class EmbeddingError(Exception):
@@ -104,7 +107,7 @@ class LocalEmbedder:
             try:
                 found = model.encode(
                     [text[:MAX_TEXT_CHARS] for text in texts],
-                    batch_size=max(1, len(texts)),
+                    batch_size=max(1, min(len(texts), LOCAL_BATCH_TEXTS)),
                     show_progress_bar=False,
                     convert_to_numpy=True,
                 )
