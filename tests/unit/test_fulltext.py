@@ -922,6 +922,54 @@ def test_the_first_sync_lets_searches_run_up_to_their_share(
     assert time.monotonic() - started < 0.05
 
 
+def test_searches_share_the_time_with_indexing_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """While workers index, searches back to back wait their turn once they had their
+    share of the time (the workers get the rest of the cores), never longer than
+    MAX_SEARCH_WAIT; with no workers, or when they end, no search waits."""
+    monkeypatch.setattr(workers, "WORKER_SEARCH_ALLOWANCE", 0.0)
+    turns = workers.Turns()
+
+    def search(seconds: float) -> float:
+        """A search that runs `seconds`; how long it waited for its turn."""
+        asked = time.monotonic()
+        with turns.searching():
+            waited = time.monotonic() - asked
+            time.sleep(seconds)
+        return waited
+
+    assert search(0.3) < 0.05  # no workers: never waits
+    assert search(0.01) < 0.05
+    with turns.workers_indexing():
+        assert search(0.3) < 0.05  # the first: nothing taken yet
+        # 0.3 s of searches in 0.3 s: the share (0.5) comes back after 0.3 s more.
+        assert 0.25 <= search(0.01) < 0.5
+        monkeypatch.setattr(workers, "MAX_SEARCH_WAIT", 0.2)
+        assert search(1.0) < 0.25  # about at its share: it may wait, the bound at most
+        assert 0.15 <= search(0.01) < 0.35  # far over its share: waits the bound only
+    # The workers ended: no turn to wait for.
+    assert search(0.01) < 0.05
+
+
+def test_a_search_waiting_its_turn_goes_when_the_workers_end() -> None:
+    """The workers' end lets a search waiting its turn go at once."""
+    turns = workers.Turns()
+    waited: list[float] = []
+    with turns.workers_indexing():
+        with turns.searching():
+            time.sleep(1.2)  # far over the share: the next waits (MAX_SEARCH_WAIT)
+
+        def second() -> None:
+            asked = time.monotonic()
+            with turns.searching():
+                waited.append(time.monotonic() - asked)
+
+        thread = threading.Thread(target=second)
+        thread.start()
+        time.sleep(0.2)
+    thread.join()
+    assert 0.15 <= waited[0] < 0.6
+
+
 _WORDS = ["okapi", "notes", "about", "cache", "caches", "Café", "cafe", "auth", "author", "x"]
 
 

@@ -33,6 +33,16 @@ BACKGROUND_SEARCH_SHARE = 0.9
 # that by their share: the first search, sent as the server starts (an agent's first
 # question), has the interpreter to itself rather than a share of an indexing just begun.
 SEARCH_HEAD_START = 2.0
+# While the first indexing runs in worker processes, searches in this process get at most
+# this share of the time: back to back, a search's reads (half of them in the file helper,
+# which has this process's niceness) left the niced workers little of two cores, and each
+# second the index is not complete every search reads the files it has not reached.
+WORKER_SEARCH_SHARE = 0.5
+# Search time not counted against that share (a first search after the workers start,
+# or a few short ones, never waits).
+WORKER_SEARCH_ALLOWANCE = 0.5
+# The longest a search waits for its turn while workers index.
+MAX_SEARCH_WAIT = 1.0
 # The indexing workers' niceness (POSIX): the server's searches and answers, and whatever
 # else the user runs, get the cores first (a first search at 100,000 memories: half the time).
 WORKER_NICENESS = 10
@@ -59,18 +69,51 @@ class Turns:
     def __init__(self) -> None:
         self._changed = threading.Condition(threading.Lock())
         self._searches = 0
+        # While workers index (`workers_indexing`): since when, and the seconds searches
+        # took since then (each counted whole, overlapping or not).
+        self._workers_since: float | None = None
+        self._searched = 0.0
 
     @contextlib.contextmanager
     def searching(self) -> Iterator[None]:
-        """Around a search."""
+        """Around a search: while workers index, once searches had their share of the time
+        (WORKER_SEARCH_SHARE), it waits its turn (MAX_SEARCH_WAIT at most)."""
         with self._changed:
+            self._wait_turn()
             self._searches += 1
+        began = time.monotonic()
         try:
             yield
         finally:
             with self._changed:
                 self._searches -= 1
+                if self._workers_since is not None:
+                    self._searched += time.monotonic() - began
                 self._changed.notify_all()
+
+    def _wait_turn(self) -> None:
+        """Wait while searches took more than their share since workers began (lock held)."""
+        deadline = time.monotonic() + MAX_SEARCH_WAIT
+        while self._workers_since is not None:
+            now = time.monotonic()
+            allowed = WORKER_SEARCH_SHARE * (now - self._workers_since) + WORKER_SEARCH_ALLOWANCE
+            # The share comes back at WORKER_SEARCH_SHARE seconds a second.
+            wait = min((self._searched - allowed) / WORKER_SEARCH_SHARE, deadline - now)
+            if wait <= 0:
+                return
+            self._changed.wait(wait)
+
+    @contextlib.contextmanager
+    def workers_indexing(self) -> Iterator[None]:
+        """Around a first indexing in worker processes: searches meanwhile share the time."""
+        with self._changed:
+            self._workers_since, self._searched = time.monotonic(), 0.0
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._workers_since = None
+                self._changed.notify_all()  # searches waiting their turn go now
 
     def pauser(self, share: float = SEARCH_SHARE) -> Callable[[], None]:
         """For one indexing (or other work over every file): a call between its steps
@@ -114,8 +157,11 @@ def worker_main() -> None:
         step = job["batch"]
         # Of several workers, each takes every `workers`-th batch; each reads and parses
         # its batch before it takes the database's write lock, so they share that lock
-        # only for the inserts.
-        for start in range(job["first"] * step, len(keys), job["workers"] * step):
+        # only for the inserts. Last batch first: searches meanwhile read the files not
+        # indexed yet from the first on and keep what they read (`read_unindexed`, as much
+        # as UNREAD_CACHE_BYTES), so those kept are indexed last, and the files searches
+        # would read again each time first.
+        for start in reversed(range(job["first"] * step, len(keys), job["workers"] * step)):
             batch = keys[start : start + step]
             keyed = [(key, folders[key[0]].file_for(key[1])) for key in batch]
             prepared = {}
@@ -219,8 +265,9 @@ def index_in_workers(
         follower = threading.Thread(target=follow, args=(worker, message), daemon=True)
         follower.start()
         followers.append(follower)
-    for follower in followers:
-        follower.join()
+    with turns.workers_indexing():
+        for follower in followers:
+            follower.join()
     with database.lock:
         remaining = [key for key in differing if key in unsynced]
     if remaining:
