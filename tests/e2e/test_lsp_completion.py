@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import AsyncIterator
 
@@ -280,3 +281,97 @@ async def test_nothing_offered_outside_a_context(server: Session) -> None:
 async def test_completion_resumes_after_a_code_block(server: Session) -> None:
     result = await complete(server, f"```\n[[code]]\n```\nSee [[sty{CURSOR}\n")
     assert "style_guide" in labels(result)
+
+
+# ----- a client that declares nothing (`{}`) ----------------------------------------------
+
+# Where completion is asked: links open and closed, a name replaced up to a label or with
+# its brackets, `mem:` references, routing prefixes, global names, a list cut to the limit,
+# columns after non-ASCII text.
+BARE_CASES = (
+    f"See [[{CURSOR}]]",
+    f"[[sty{CURSOR}]]",
+    f"See [[pro{CURSOR}",
+    f"[[pro{CURSOR}ject_ovr]]",
+    f"[[pro{CURSOR}ject_ovr|label]]",
+    f"Read `mem:SPEC{CURSOR}` first",
+    f"Read `mem:auth/{CURSOR}",
+    f"[[FEA{CURSOR}]]",
+    f"[[global/{CURSOR}]]",
+    f"[[bulk/note_1{CURSOR}]]",
+    f"Größe 😀 [[pro{CURSOR}",
+)
+INLINE_PREVIEWS = 5  # the first items a client without resolve gets previews of
+
+
+def expanded(result: types.CompletionList, given: types.CompletionItem) -> types.TextEdit:
+    """The edit a client without item defaults or insert/replace gets for an item of VS
+    Code's list: the shared range (its insert part) with the item's text."""
+    edit = given.text_edit
+    if edit is None:
+        assert result.item_defaults is not None and result.item_defaults.edit_range is not None
+        shared = result.item_defaults.edit_range
+        where = shared if isinstance(shared, types.Range) else shared.insert
+        return types.TextEdit(range=where, new_text=given.text_edit_text or given.label)
+    if isinstance(edit, types.InsertReplaceEdit):
+        return types.TextEdit(range=edit.insert, new_text=edit.new_text)
+    return edit
+
+
+async def test_a_client_without_capabilities_gets_vs_codes_items_spelled_out(
+    ws: Workspace,
+) -> None:
+    # The `{}` client's list is written another way (each item its own edit, its folder
+    # and the first previews inline): it must say what VS Code's says, item for item.
+    async with (
+        session(ws) as vscode,
+        session(ws, capabilities=types.ClientCapabilities(), wait_indexed=False) as bare,
+    ):
+        for marked in BARE_CASES:
+            rich, plain = await complete(vscode, marked), await complete(bare, marked)
+            assert plain.item_defaults is None, marked
+            assert plain.is_incomplete == rich.is_incomplete, marked
+            assert [i.label for i in plain.items] == [i.label for i in rich.items], marked
+            names = 0
+            for mine, theirs in zip(plain.items, rich.items, strict=True):
+                assert (mine.kind, mine.sort_text, mine.filter_text) == (
+                    theirs.kind,
+                    theirs.sort_text,
+                    theirs.filter_text,
+                ), marked
+                assert mine.text_edit == expanded(rich, theirs), (marked, mine.label)
+                assert mine.text_edit_text is None and mine.insert_text is None
+                if theirs.kind != types.CompletionItemKind.File:  # a routing prefix
+                    assert mine.detail == theirs.detail and mine.documentation is None
+                    continue
+                resolved = await vscode.client.completion_item_resolve_async(theirs)
+                assert mine.detail == resolved.detail, (marked, mine.label)
+                inline = names < INLINE_PREVIEWS
+                assert mine.documentation == (resolved.documentation if inline else None)
+                names += 1
+
+
+async def test_a_client_without_capabilities_sees_a_memory_change_in_its_item(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    workspace = make_workspace(tmp_path_factory.mktemp("bare-changes"))
+    async with session(
+        workspace, capabilities=types.ClientCapabilities(), wait_indexed=False
+    ) as bare:
+        style = item(await complete(bare, f"[[style_g{CURSOR}]]"), "style_guide")
+        assert style.detail == "project · .serena/memories"
+        assert isinstance(style.documentation, types.MarkupContent)
+        assert "Style guide (project)" in style.documentation.value
+        # Rewritten, and shadowing a memory of the same name in another folder.
+        workspace.write(".serena/memories/style_guide.md", "# Style guide, rewritten\n")
+        (workspace.outside / "style_guide.md").write_text("# Team style\n", encoding="utf-8")
+        for _ in range(100):
+            style = item(await complete(bare, f"[[style_g{CURSOR}]]"), "style_guide")
+            documentation = style.documentation
+            assert isinstance(documentation, types.MarkupContent)
+            if "rewritten" in documentation.value and "shadows" in (style.detail or ""):
+                break
+            await asyncio.sleep(0.05)
+        assert style.detail == "project · .serena/memories · shadows 1"
+        assert "# Style guide, rewritten" in documentation.value
+        assert "Style guide (project)" not in documentation.value

@@ -10,7 +10,6 @@ only when it is not there yet.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import os
 import re
@@ -55,7 +54,7 @@ _INLINE_TAGS = re.compile(r"^tags:\s*\[([^\]]*)$")
 _BLOCK_ITEM = re.compile(r"^\s*-( *)(.*)$")
 _BLOCK_TAGS_KEY = re.compile(r"^tags:\s*$")
 _FENCE = "---"
-_COMPACT: dict[str, Any] = {"separators": (",", ":")}
+_FILE_KIND = types.CompletionItemKind.File.value
 
 
 @dataclass(frozen=True)
@@ -427,40 +426,76 @@ def _name_items(
                 }
                 items.append(_item(fields, edit.partial(prefix)))
     winners = found.winners
-    kind = types.CompletionItemKind.File.value
-    closing = edit.closing
-    if edit.use_defaults and client.resolves_detail and client.resolves_documentation:
-        # The usual case (VS Code's client): four fields an item, made in one go.
-        items.extend(
-            f'{{"label":{_q(label)},"kind":{kind},"sortText":"{_SORT_TEXTS[position]}",'
-            f'"textEditText":{_q(label + closing)}}}'
-            for position, winner in enumerate(winners)
-            if winner is not None  # None: deleted since the list was made
-            for label in (winner[0].qualified,)
-        )
-        return items, cut
-    details: dict[tuple[str, int], str] = {}  # one text per folder (and shadow count)
+    before, after = edit.parts()
+    closing = _q(edit.closing)[1:]  # the quoted label's end: `label + closing` quoted
+    key = folders.key
+    parts = _PARTS
+    # VS Code's client resolves both (its items are four fields); others get them inline.
+    inline_detail = not client.resolves_detail
+    inline_previews = 0 if client.resolves_documentation else INLINE_PREVIEWS
     for position, winner in enumerate(winners):
-        if winner is None:
+        if winner is None:  # deleted since the list was made
             continue
         memory, shadows = winner
-        label = memory.qualified
-        item = (
-            f'{{"label":{_q(label)},"kind":{kind},"sortText":"{_SORT_TEXTS[position]}",'
-            f"{edit.edit(label + closing)}"
+        known = parts.get(memory.path)
+        if known is None or known[0] is not memory or known[1] != shadows or known[2] != key:
+            known = _remember(folders, memory, shadows)
+        preview = ""
+        if position < inline_previews:
+            cached = found.previews[position] if found.previews is not None else None
+            preview = _documentation_part(folders, memory, cached or index.metadata(memory))
+        items.append(
+            f'{known[3]}{_SORT_TEXTS[position]}",{before}{known[4]}{closing}{after}'
+            f"{known[5] if inline_detail else ''}{preview}}}"
         )
-        if not client.resolves_detail:
-            key = (memory.folder.path, shadows)
-            detail = details.get(key)
-            if detail is None:
-                detail = details[key] = _q(_detail(folders, memory, shadows))
-            item += f',"detail":{detail}'
-        if not client.resolves_documentation and position < INLINE_PREVIEWS:
-            known = found.previews[position] if found.previews is not None else None
-            text = _documentation_text(folders, memory, known or index.metadata(memory))
-            item += f',"documentation":{{"kind":"markdown","value":{_q(text)}}}'
-        items.append(item + "}")
     return items, cut
+
+
+# Per memory, the JSON of what its item says whatever the list (its label and kind, the
+# quoted name its edit writes, its folder and scope), made once and joined into each list:
+# a keystroke's fifty items are then a few cached texts each. Keyed by path and checked
+# against the memory itself (the index's object for that file), its shadows and the
+# folders' names; bounded (emptied when full), previews likewise.
+_PART_ENTRIES = 4096
+_PREVIEW_ENTRIES = 256
+_Parts = tuple[MemoryFile, int, tuple[str, str], str, str, str]
+_PARTS: dict[str, _Parts] = {}
+_PREVIEWS: dict[str, tuple[MemoryFile, Metadata, tuple[str, str], str]] = {}
+
+
+def _remember(folders: _FolderNames, memory: MemoryFile, shadows: int) -> _Parts:
+    """The parts of a memory's item (see _PARTS), made and kept."""
+    label = _q(memory.qualified)
+    parts = (
+        memory,
+        shadows,
+        folders.key,
+        f'{{"label":{label},"kind":{_FILE_KIND},"sortText":"',
+        label[:-1],  # the label quoted but not closed: what the edit writes goes on
+        f',"detail":{_q(_detail(folders, memory, shadows))}',
+    )
+    if len(_PARTS) >= _PART_ENTRIES:
+        _PARTS.clear()
+    _PARTS[memory.path] = parts
+    return parts
+
+
+def _documentation_part(folders: _FolderNames, memory: MemoryFile, metadata: Metadata) -> str:
+    """An item's inline documentation (a JSON fragment), kept per memory and metadata."""
+    known = _PREVIEWS.get(memory.path)
+    if (
+        known is not None
+        and known[0] is memory
+        and known[1] == metadata
+        and known[2] == folders.key
+    ):
+        return known[3]
+    text = _documentation_text(folders, memory, metadata)
+    part = f',"documentation":{{"kind":"markdown","value":{_q(text)}}}'
+    if len(_PREVIEWS) >= _PREVIEW_ENTRIES:
+        _PREVIEWS.clear()
+    _PREVIEWS[memory.path] = (memory, metadata, folders.key, part)
+    return part
 
 
 def _tag_items(index: MemoryIndex, context: Context, edit: _EditMaker) -> tuple[list[str], bool]:
@@ -501,24 +536,22 @@ class _EditMaker:
         insert_replace: bool,
         use_defaults: bool = False,
     ) -> None:
-        def position(column: int) -> dict[str, int]:
-            return {"line": line_no, "character": client_column(ls, line, column)}
+        def position(column: int) -> str:
+            return f'{{"line":{line_no},"character":{client_column(ls, line, column)}}}'
 
         self.closing = context.closing
         start = position(context.start)
         # An edit that writes the closing brackets replaces those there: one range over
         # them (an insert range would keep them, doubled).
         end = context.word_end if context.brackets else context.cursor
-        insert = {"start": start, "end": position(end)}
-        replace = {"start": start, "end": position(context.word_end)}
-        self._typed = json.dumps({"start": start, "end": position(context.cursor)}, **_COMPACT)
+        self._typed = f'{{"start":{start},"end":{position(context.cursor)}}}'
         self.insert_replace = (
             insert_replace and context.word_end != context.cursor and not context.brackets
         )
         self.use_defaults = use_defaults
-        compact = functools.partial(json.dumps, separators=(",", ":"))
-        self._insert = compact(insert)
-        self._both = f'"insert":{self._insert},"replace":{compact(replace)}'
+        self._insert = f'{{"start":{start},"end":{position(end)}}}'
+        replace = f'{{"start":{start},"end":{position(context.word_end)}}}'
+        self._both = f'"insert":{self._insert},"replace":{replace}'
 
     def partial(self, new_text: str) -> str:
         """The edit of an item the name goes on after (a routing prefix): over the typed
@@ -537,12 +570,17 @@ class _EditMaker:
 
     def edit(self, new_text: str) -> str:
         """An item's edit (a JSON fragment): its own, or its text over the shared range."""
+        before, after = self.parts()
+        return f"{before}{_q(new_text)}{after}"
+
+    def parts(self) -> tuple[str, str]:
+        """What goes before and after the quoted new text in `edit`."""
         if self.use_defaults:
             # Sent even when it equals the label: some clients take no text as none.
-            return f'"textEditText":{_q(new_text)}'
+            return '"textEditText":', ""
         if self.insert_replace:
-            return f'"textEdit":{{"newText":{_q(new_text)},{self._both}}}'
-        return f'"textEdit":{{"range":{self._insert},"newText":{_q(new_text)}}}'
+            return '"textEdit":{"newText":', f",{self._both}}}"
+        return f'"textEdit":{{"range":{self._insert},"newText":', "}"
 
 
 def _routing_prefixes(ls: MemoryServer) -> list[tuple[str, str]]:
@@ -557,6 +595,7 @@ class _FolderNames:
     def __init__(self, ls: MemoryServer) -> None:
         self.root = ls.root
         self.home = os.path.expanduser("~")
+        self.key = (self.root, self.home)  # what the names shown depend on
         self._folders: dict[str, str] = {}
 
     def folder(self, path: str) -> str:
