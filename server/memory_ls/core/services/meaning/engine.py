@@ -21,9 +21,10 @@ logger = logging.getLogger(__name__)
 # Memories embedded in one call to an endpoint (and one transaction).
 BATCH = 32
 # In process, fewer: the model embeds one batch at a time, and a search's query waits for
-# the batch under way (all-MiniLM-L6-v2 here, at load 5 on 2 cores: 113 ms a memory of
-# 1,000 characters, so 0.9 s for 8).
-LOCAL_BATCH = 8
+# the batch under way. all-MiniLM-L6-v2 here, load 2 to 2.5 on 2 cores, memories of 1,000
+# to 1,400 characters (a summary and 1.7 passages each): 197 ms a memory by 4, 199 by 8,
+# the slowest batch 1.9 s by 4, 3.3 s by 8 (one text a memory, 8 took about 1 s).
+LOCAL_BATCH = 4
 # After the provider failed, it is not asked again for this long (a search does not wait
 # for an endpoint that is down on every call); the background work tries again then.
 RETRY_SECONDS = 30.0
