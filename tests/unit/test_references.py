@@ -5,10 +5,14 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memory_ls.core.rules.document import split_frontmatter
 from memory_ls.core.rules.references import (
+    Reference,
     find_references,
     in_fenced_code,
+    iter_lines_outside_code,
     reference_targets,
+    references_in_line,
     rewrite_references,
 )
 
@@ -118,3 +122,24 @@ def test_reference_targets_of_the_sample_are_those_of_the_references() -> None:
 def test_reference_targets_agree_with_find_references(text: str) -> None:
     """Whatever the text: fenced or not, inline code, frontmatter, `#` and labels."""
     assert reference_targets(text) == [ref.target for ref in find_references(text)]
+
+
+def _line_by_line(text: str) -> list[Reference]:
+    """`find_references` as every line of the body looked at in turn (no shortcut)."""
+    raw, body, body_line = split_frontmatter(text)
+    if raw is None:
+        body, body_line = text, 0
+    return [
+        ref
+        for number, line in iter_lines_outside_code(body, body_line)
+        if "[[" in line or "mem:" in line
+        for ref in references_in_line(line, number)
+    ]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(_PIECES, max_size=40).map("".join))
+def test_find_references_finds_what_each_line_holds(text: str) -> None:
+    """The lines holding a reference found by searching the text: the same references,
+    on the same line numbers, as looking at every line."""
+    assert find_references(text) == _line_by_line(text)

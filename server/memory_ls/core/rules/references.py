@@ -164,18 +164,11 @@ def reference_targets(text: str) -> list[str]:
         return []
     if "```" in body or "~~~" in body:
         return [ref.target for ref in find_references(text)]
-    targets: list[str] = []
-    at = 0
-    while True:
-        wiki, mem = body.find("[[", at), body.find("mem:", at)
-        found = wiki if mem < 0 or 0 <= wiki < mem else mem
-        if found < 0:
-            return targets
-        start = body.rfind("\n", 0, found) + 1
-        end = body.find("\n", found)
-        end = len(body) if end < 0 else end
-        targets.extend(_targets_in_line(body[start:end]))
-        at = end + 1
+    return [
+        target
+        for _number, line in _lines_holding_references(body)
+        for target in _targets_in_line(line)
+    ]
 
 
 def _targets_in_line(line: str) -> list[str]:
@@ -207,19 +200,27 @@ def _add_target(found: list[tuple[int, str]], raw: str, offset: int) -> None:
 def _references_on_lines_holding(body: str, first_line: int) -> list[Reference]:
     """References on the lines of `body` that hold `[[` or `mem:`, when it has no fenced
     code: the same as looking at each line, without splitting the text into lines."""
-    refs: list[Reference] = []
-    number, counted, at = first_line, 0, 0
+    return [
+        ref
+        for number, line in _lines_holding_references(body)
+        for ref in references_in_line(line, first_line + number)
+    ]
+
+
+def _lines_holding_references(body: str) -> Iterator[tuple[int, str]]:
+    """Each line of `body` that holds `[[` or `mem:`, with its number (0: the first)."""
+    number, counted, at = 0, 0, 0
     while True:
         wiki, mem = body.find("[[", at), body.find("mem:", at)
         found = wiki if mem < 0 or 0 <= wiki < mem else mem
         if found < 0:
-            return refs
+            return
         start = body.rfind("\n", 0, found) + 1
         end = body.find("\n", found)
         end = len(body) if end < 0 else end
         number += body.count("\n", counted, start)
         counted = start
-        refs.extend(references_in_line(body[start:end], number))
+        yield number, body[start:end]
         at = end + 1
 
 
