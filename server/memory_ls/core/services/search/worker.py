@@ -157,11 +157,10 @@ def worker_main() -> None:
         step = job["batch"]
         # Of several workers, each takes every `workers`-th batch; each reads and parses
         # its batch before it takes the database's write lock, so they share that lock
-        # only for the inserts. Last batch first: searches meanwhile read the files not
-        # indexed yet from the first on and keep what they read (`read_unindexed`, as much
-        # as UNREAD_CACHE_BYTES), so those kept are indexed last, and the files searches
-        # would read again each time first.
-        for start in reversed(range(job["first"] * step, len(keys), job["workers"] * step)):
+        # only for the inserts. First batch first: indexing the last first (the files
+        # searches do not keep) was faster on a loaded machine only, and kept the files
+        # searches keep to the end, the server's peak RSS 10 to 25 MiB higher.
+        for start in range(job["first"] * step, len(keys), job["workers"] * step):
             batch = keys[start : start + step]
             keyed = [(key, folders[key[0]].file_for(key[1])) for key in batch]
             prepared = {}
